@@ -1,0 +1,85 @@
+"""One JSON error shape for every error the API returns:
+
+{"error": {"status": 415, "code": "unsupported_type", "message": "...", "detail": ...}}
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from quire.errors import QuireError
+
+log = logging.getLogger(__name__)
+
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_type",
+    422: "validation_error",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+def error_body(status: int, code: str, message: str, detail: Any = None) -> dict[str, Any]:
+    """The error envelope."""
+    return {"error": {"status": status, "code": code, "message": message, "detail": detail}}
+
+
+def error_response(status: int, code: str, message: str, detail: Any = None) -> JSONResponse:
+    """A JSONResponse carrying the error envelope."""
+    return JSONResponse(error_body(status, code, message, detail), status_code=status)
+
+
+def _jsonable(errors: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for e in errors:
+        out.append(
+            {
+                "loc": [str(x) for x in e.get("loc", ())],
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type", "")),
+            }
+        )
+    return out
+
+
+def install(app: FastAPI) -> None:
+    """Map every exception class to the one shape."""
+
+    @app.exception_handler(QuireError)
+    async def _quire(_: Request, exc: QuireError) -> JSONResponse:
+        return error_response(exc.status_code, exc.code, exc.message, exc.detail)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = HTTP_CODES.get(exc.status_code, "http_error")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        resp = error_response(exc.status_code, code, message)
+        if exc.headers:
+            resp.headers.update(exc.headers)
+        return resp
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errs = _jsonable(list(exc.errors()))
+        first = errs[0] if errs else {"loc": [], "msg": "invalid request"}
+        where = ".".join(x for x in first["loc"] if x not in ("body", "query", "path"))
+        message = f"{where}: {first['msg']}" if where else str(first["msg"])
+        return error_response(422, "validation_error", message, errs)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return error_response(500, "internal_error", "internal error; see the server log")

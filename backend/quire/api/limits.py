@@ -1,0 +1,61 @@
+"""Reject oversized request bodies early: by Content-Length before reading, else while streaming."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from quire.api.errors import error_body
+from quire.errors import FileTooLarge
+
+
+class BodySizeLimit:
+    """Pure ASGI middleware: 413 in the one error shape when a body exceeds ``max_bytes``."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        limit_mb = self.max_bytes / 1024 / 1024
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            body = json.dumps(
+                error_body(
+                    413,
+                    "too_large",
+                    f"request body of {int(length) / 1024 / 1024:.1f} MB is over the "
+                    f"{limit_mb:.0f} MB limit (QUIRE_MAX_UPLOAD_MB)",
+                )
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 413,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise FileTooLarge(
+                        f"request body is over the {limit_mb:.0f} MB limit (QUIRE_MAX_UPLOAD_MB)"
+                    )
+            return message
+
+        await self.app(scope, counted, send)

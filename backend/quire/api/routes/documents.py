@@ -1,0 +1,207 @@
+"""Documents: upload (multipart, many files), list, get, delete, re-ingest, pages, original file."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import mimetypes
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, UploadFile, status
+from fastapi.responses import FileResponse, JSONResponse
+
+from quire.api.deps import DbDep, SettingsDep
+from quire.api.errors import error_response
+from quire.api.schemas import (
+    DocumentList,
+    DocumentOut,
+    ErrorOut,
+    JobOut,
+    PageList,
+    PageOut,
+    UploadError,
+    UploadResponse,
+    UploadResult,
+)
+from quire.errors import FileTooLarge, NotFound, QuireError
+from quire.storage import chunks, documents, jobs
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/api/documents", tags=["documents"])
+ERRORS: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorOut},
+    413: {"model": ErrorOut},
+    415: {"model": ErrorOut},
+    422: {"model": ErrorOut},
+}
+MEDIA_TYPES = {
+    "pdf": "application/pdf",
+    "epub": "application/epub+zip",
+    "perplexity": "text/markdown; charset=utf-8",
+    "markdown": "text/markdown; charset=utf-8",
+    "text": "text/plain; charset=utf-8",
+}
+
+
+async def _spool(upload: UploadFile, tmp_dir: Path, max_bytes: int) -> Path:
+    """Copy an upload to a temp file in the data dir, stopping at the size limit."""
+    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="upload-")
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while block := await upload.read(1 << 20):
+                size += len(block)
+                if size > max_bytes:
+                    raise FileTooLarge(
+                        f"{upload.filename}: over the {max_bytes / 1024 / 1024:.0f} MB limit"
+                    )
+                out.write(block)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=UploadResponse,
+    responses=ERRORS,
+    summary="Upload one or more files",
+)
+async def upload_documents(
+    db: DbDep,
+    settings: SettingsDep,
+    files: Annotated[list[UploadFile], File(description="PDF, EPUB, Perplexity markdown, md, txt")],
+    source_key: Annotated[
+        str | None,
+        Form(
+            description="Stable identity: a changed file with a known key "
+            "replaces that document's content (only changed chunks re-embed)."
+        ),
+    ] = None,
+) -> UploadResponse | JSONResponse:
+    """Store each file, dedup by content, queue its ingest. A bad file does not sink the others."""
+    tmp_dir = settings.data_dir / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    results: list[UploadResult] = []
+    errors: list[QuireError] = []
+    for upload in files:
+        name = upload.filename or "upload"
+        try:
+            path = await _spool(upload, tmp_dir, settings.max_upload_bytes)
+            try:
+                intake = await asyncio.to_thread(
+                    documents.add_file,
+                    db,
+                    settings.files_dir,
+                    path,
+                    name,
+                    max_bytes=settings.max_upload_bytes,
+                    source_key=source_key if len(files) == 1 else None,
+                    move=True,
+                )
+            finally:
+                path.unlink(missing_ok=True)
+        except QuireError as exc:
+            errors.append(exc)
+            results.append(
+                UploadResult(
+                    filename=documents.safe_filename(name),
+                    status="rejected",
+                    error=UploadError(status=exc.status_code, code=exc.code, message=exc.message),
+                )
+            )
+            continue
+        results.append(
+            UploadResult(
+                filename=intake.filename,
+                status=intake.status,
+                document_id=intake.document_id,
+                job_id=intake.job_id,
+                kind=intake.kind,
+            )
+        )
+    if errors and len(errors) == len(results):
+        first = errors[0]
+        detail = [r.model_dump() for r in results] if len(results) > 1 else first.detail
+        return error_response(first.status_code, first.code, first.message, detail)
+    return UploadResponse(files=results)
+
+
+@router.get("", response_model=DocumentList, summary="List documents")
+def list_documents(db: DbDep) -> DocumentList:
+    with db.read() as conn:
+        return DocumentList.model_validate({"documents": documents.list_documents(conn)})
+
+
+@router.get("/{document_id}", response_model=DocumentOut, responses=ERRORS)
+def get_document(document_id: int, db: DbDep) -> DocumentOut:
+    with db.read() as conn:
+        return DocumentOut.model_validate(documents.get_document(conn, document_id))
+
+
+@router.delete("/{document_id}", status_code=204, responses=ERRORS)
+def delete_document(document_id: int, db: DbDep) -> None:
+    documents.delete_document(db, document_id)
+
+
+@router.post("/{document_id}/reingest", status_code=202, response_model=JobOut, responses=ERRORS)
+def reingest_document(document_id: int, db: DbDep) -> JobOut:
+    job_id = documents.reingest(db, document_id)
+    with db.read() as conn:
+        job = jobs.get(conn, job_id)
+    assert job is not None
+    return JobOut.model_validate(job, from_attributes=True)
+
+
+@router.get("/{document_id}/pages", response_model=PageList, responses=ERRORS)
+def list_pages(document_id: int, db: DbDep) -> PageList:
+    with db.read() as conn:
+        documents.get_document(conn, document_id)
+        return PageList.model_validate(
+            {"document_id": document_id, "pages": chunks.list_pages(conn, document_id)}
+        )
+
+
+@router.get("/{document_id}/pages/{page}", response_model=PageOut, responses=ERRORS)
+def get_page(document_id: int, page: int, db: DbDep) -> PageOut:
+    """The full text of one page (PDF page, EPUB section, Perplexity turn) with its chunks."""
+    with db.read() as conn:
+        doc = documents.get_document(conn, document_id)
+        found = chunks.get_page(conn, document_id, page)
+    if found is None:
+        if doc["status"] != "ready":
+            raise NotFound(f"document {document_id} is {doc['status']}; its pages are not ready")
+        raise NotFound(f"document {document_id} has no page {page} (it has {doc['page_count']})")
+    return PageOut.model_validate(
+        {"document_id": document_id, "page_count": doc["page_count"], **found}
+    )
+
+
+@router.get(
+    "/{document_id}/file",
+    response_class=FileResponse,
+    responses={200: {"content": {m: {} for m in set(MEDIA_TYPES.values())}}, **ERRORS},
+)
+def get_file(document_id: int, db: DbDep) -> FileResponse:
+    """The original file, inline (PDF viewers honour ``#page=N``)."""
+    with db.read() as conn:
+        doc = documents.get_document(conn, document_id)
+        stored = conn.exec_driver_sql(
+            "SELECT stored_path FROM documents WHERE id = ?", (document_id,)
+        ).scalar_one()
+    path = Path(stored)
+    if not path.is_file():
+        raise NotFound(f"the original file of document {document_id} is missing")
+    media = MEDIA_TYPES.get(doc["kind"]) or mimetypes.guess_type(doc["filename"])[0]
+    return FileResponse(
+        path,
+        media_type=media or "application/octet-stream",
+        filename=doc["filename"],
+        content_disposition_type="inline",
+    )

@@ -1,0 +1,50 @@
+"""The FastAPI application factory. Nothing is opened at import time: the lifespan owns it all."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from quire import __version__
+from quire.api import errors
+from quire.api.limits import BodySizeLimit
+from quire.api.routes import documents, health, jobs
+from quire.config import Settings
+from quire.storage.db import open_database
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the API around ``settings`` (default: from the environment)."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        db = open_database(settings)
+        log.info("Quire %s on %s", __version__, settings.data_dir)
+        try:
+            yield {"db": db}
+        finally:
+            db.dispose()
+
+    app = FastAPI(
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        title="Quire",
+        version=__version__,
+        summary="Self-hosted research memory with page-exact citations.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    errors.install(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
+    for module in (documents, jobs, health):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,332 @@
+"""The ``quire`` command. Thin: parse, call the modules, print."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from quire import __version__
+from quire.config import Settings
+from quire.errors import QuireError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _setup_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+@click.group()
+@click.version_option(__version__, prog_name="quire")
+def main() -> None:
+    """Quire: a self-hosted research memory. Data directory: $QUIRE_DATA_DIR (default ./data)."""
+
+
+def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
+    """Files to ingest; the flag says whether the user named the file (vs. found in a folder)."""
+    out: list[tuple[Path, bool]] = []
+    for p in paths:
+        if p.is_dir():
+            out.extend(
+                (f, False)
+                for f in sorted(p.rglob("*"))
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+        else:
+            out.append((p, True))
+    return out
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--wait", is_flag=True, help="Process the queue here; wait until every file is ready."
+)
+def ingest(paths: tuple[Path, ...], wait: bool) -> None:
+    """Add files and folders (PDF, EPUB, Perplexity markdown, md, txt) to the library."""
+    from quire.storage import documents
+    from quire.storage.db import open_database
+
+    settings = _settings()
+    _setup_logging(settings)
+    db = open_database(settings)
+    files = _expand(paths)
+    queued: list[tuple[str, int]] = []
+    failures = 0
+    with Progress(
+        TextColumn("[bold]adding"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TextColumn("{task.description}"),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=len(files))
+        for path, named in files:
+            bar.update(task, description=path.name)
+            try:
+                intake = documents.add_file(
+                    db,
+                    settings.files_dir,
+                    path,
+                    path.name,
+                    max_bytes=settings.max_upload_bytes,
+                    source_key=f"path:{path.resolve()}",
+                )
+            except QuireError as exc:
+                if named or exc.code != "unsupported_type":
+                    failures += 1
+                    err_console.print(f"[red]✗[/red] {path}: {exc.message}")
+                else:
+                    err_console.print(f"[yellow]skipped[/yellow] {path}: {exc.message}")
+                bar.advance(task)
+                continue
+            verb = {
+                "queued": "queued",
+                "duplicate": "already in the library",
+                "updated": "changed: queued again",
+                "requeued": "queued again",
+            }[intake.status]
+            console.print(f"[green]✓[/green] {path} → document {intake.document_id} ({verb})")
+            if intake.job_id is not None:
+                queued.append((path.name, intake.job_id))
+            bar.advance(task)
+    if wait and queued:
+        failures += _wait_for(settings, db, queued)
+    elif queued:
+        console.print(
+            "Run [bold]quire worker[/bold] (or [bold]make run[/bold]) to process the queue."
+        )
+    db.dispose()
+    sys.exit(1 if failures else 0)
+
+
+def _wait_for(settings: Settings, db: Any, queued: list[tuple[str, int]]) -> int:
+    """Run a worker in this process and show each job's stage and progress until all end."""
+    from quire.ingest.worker import Worker
+    from quire.storage import jobs
+
+    worker = Worker(settings, db=db)
+    thread = threading.Thread(target=worker.run, kwargs={"drain": False}, daemon=True)
+    thread.start()
+    failures = 0
+    pending = dict(queued)
+    with Progress(
+        TextColumn("{task.fields[name]}", style="bold"),
+        TextColumn("{task.fields[stage]:>8}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        tasks: dict[int, TaskID] = {
+            job_id: bar.add_task("", total=1.0, name=name[:40], stage="queued")
+            for name, job_id in queued
+        }
+        try:
+            while pending:
+                with db.read() as conn:
+                    states = {jid: jobs.get(conn, jid) for jid in list(tasks)}
+                for jid, job in states.items():
+                    if job is None or jid not in {j for _, j in pending.items()}:
+                        continue
+                    bar.update(tasks[jid], completed=job.progress, stage=job.stage)
+                    if job.status in ("done", "failed"):
+                        name = next(n for n, j in pending.items() if j == jid)
+                        del pending[name]
+                        if job.status == "failed":
+                            failures += 1
+                            bar.update(tasks[jid], stage="failed")
+                            err_console.print(f"[red]✗[/red] {name}: {job.error}")
+                time.sleep(0.2)
+        finally:
+            worker.stop()
+            thread.join(timeout=30)
+    return failures
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def docs(as_json: bool) -> None:
+    """List the documents in the library."""
+    from quire.storage import documents
+    from quire.storage.db import open_database
+
+    db = open_database(_settings())
+    with db.read() as conn:
+        rows = documents.list_documents(conn)
+    db.dispose()
+    if as_json:
+        click.echo(json.dumps(rows, default=str, indent=2))
+        return
+    table = Table("id", "kind", "title", "pages", "chunks", "status", "size")
+    for r in rows:
+        status = r["status"] if r["status"] != "failed" else f"failed: {r['error']}"
+        table.add_row(
+            str(r["id"]),
+            r["kind"],
+            (r["title"] or "")[:60],
+            str(r["page_count"]),
+            str(r["chunk_count"]),
+            status,
+            f"{r['byte_size'] / 1024:.0f} KB",
+        )
+    console.print(table)
+
+
+@main.command()
+@click.argument("document_id", type=int)
+def rm(document_id: int) -> None:
+    """Delete a document with its chunks, vectors and stored file."""
+    from quire.storage import documents
+    from quire.storage.db import open_database
+
+    db = open_database(_settings())
+    try:
+        documents.delete_document(db, document_id)
+    except QuireError as exc:
+        err_console.print(f"[red]✗[/red] {exc.message}")
+        sys.exit(1)
+    finally:
+        db.dispose()
+    console.print(f"deleted document {document_id}")
+
+
+@main.command()
+@click.option("--drain", is_flag=True, help="Exit when the queue is empty.")
+def worker(drain: bool) -> None:
+    """Run the ingest worker (several may run at once)."""
+    from quire.ingest.worker import run_worker
+
+    settings = _settings()
+    _setup_logging(settings)
+    run_worker(settings, drain=drain)
+
+
+@main.command()
+@click.option("--host", default=None, help="Bind address (default QUIRE_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default QUIRE_PORT, 8000).")
+def serve(host: str | None, port: int | None) -> None:
+    """Run the API server."""
+    import uvicorn
+
+    from quire.app import create_app
+
+    settings = _settings()
+    _setup_logging(settings)
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=5,
+    )
+
+
+def _check(name: str, fn: Any) -> tuple[str, bool, str]:
+    try:
+        return name, True, str(fn())
+    except Exception as exc:  # noqa: BLE001 - doctor reports every failure
+        return name, False, f"{type(exc).__name__}: {exc}"
+
+
+@main.command()
+def doctor() -> None:
+    """Check tesseract, poppler, sqlite-vec, the models, Ollama and the data directory."""
+    import httpx
+
+    settings = _settings()
+
+    def tesseract() -> str:
+        exe = shutil.which("tesseract")
+        if not exe:
+            raise RuntimeError("not found: apt-get install tesseract-ocr tesseract-ocr-eng")
+        out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=20)
+        langs = set(out.stdout.split()[1:])
+        missing = set(settings.ocr_lang.split("+")) - langs
+        if missing:
+            raise RuntimeError(f"language data missing: {', '.join(sorted(missing))}")
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
+        return (version.stdout or version.stderr).splitlines()[0]
+
+    def poppler() -> str:
+        exe = shutil.which("pdftoppm")
+        if not exe:
+            raise RuntimeError("not found: apt-get install poppler-utils")
+        out = subprocess.run([exe, "-v"], capture_output=True, text=True, timeout=20)
+        return (out.stderr or out.stdout).splitlines()[0]
+
+    def database() -> str:
+        from quire.storage import vectors
+        from quire.storage.db import open_database
+
+        db = open_database(settings)
+        with db.read() as conn:
+            v = conn.exec_driver_sql("SELECT sqlite_version(), vec_version()").one()
+            meta = vectors.read_meta(conn)
+        db.dispose()
+        return f"SQLite {v[0]}, sqlite-vec {v[1]}, vectors: {meta}"
+
+    def embedder() -> str:
+        from quire.embed.base import make_embedder
+
+        emb = make_embedder(settings)
+        vec = emb.embed(["doctor check"])
+        emb.close()
+        return f"{emb.name}, dim {vec.shape[1]}"
+
+    def ollama() -> str:
+        r = httpx.get(f"{settings.ollama_url}/api/tags", timeout=3)
+        r.raise_for_status()
+        names = [m["name"] for m in r.json().get("models", [])]
+        return f"{settings.ollama_url}: {', '.join(names) or 'no models pulled'}"
+
+    def data_dir() -> str:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        probe = settings.data_dir / ".doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        free = shutil.disk_usage(settings.data_dir).free / 1e9
+        return f"{settings.data_dir} writable, {free:.1f} GB free"
+
+    required = [
+        ("data dir", data_dir),
+        ("tesseract", tesseract),
+        ("poppler", poppler),
+        ("sqlite + sqlite-vec", database),
+        ("embedder", embedder),
+    ]
+    optional = [("ollama (optional)", ollama)]
+    table = Table("check", "", "detail")
+    failed = False
+    for name, fn in required + optional:
+        name, ok, detail = _check(name, fn)
+        mark = (
+            "[green]ok[/green]"
+            if ok
+            else ("[yellow]--[/yellow]" if "optional" in name else "[red]FAIL[/red]")
+        )
+        failed |= not ok and "optional" not in name
+        table.add_row(name, mark, detail)
+    console.print(table)
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,75 @@
+"""Settings: one class, read from the environment (prefix ``QUIRE_``), validated at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob Quire has. Each one is documented in README.md (a test checks)."""
+
+    model_config = SettingsConfigDict(env_prefix="QUIRE_", extra="ignore")
+
+    data_dir: Path = Field(
+        default=Path("./data"), description="Where the databases and files live."
+    )
+    max_upload_mb: int = Field(default=200, ge=1, description="Largest accepted upload, in MB.")
+    host: str = Field(default="127.0.0.1", description="API bind address.")
+    port: int = Field(default=8000, ge=1, le=65535, description="API port.")
+
+    log_level: str = Field(default="INFO", description="Logging level of the CLI and servers.")
+
+    # Ingest
+    chunk_chars: int = Field(default=1500, ge=200, description="Target chunk size in characters.")
+    chunk_overlap: int = Field(default=100, ge=0, description="Overlap between chunks of a page.")
+    ocr_min_words: int = Field(
+        default=10, ge=0, description="Pages with fewer words in the text layer are OCRed."
+    )
+    ocr_dpi: int = Field(default=300, ge=72, le=600, description="Rasterisation DPI for OCR.")
+    ocr_workers: int = Field(default=2, ge=1, description="OCR processes (one thread each).")
+    ocr_lang: str = Field(default="eng", description="Tesseract language(s), e.g. eng+deu.")
+    job_timeout_s: float = Field(default=1800, gt=0, description="Per-document time limit.")
+    job_max_attempts: int = Field(default=3, ge=1, description="Tries for transient failures.")
+    job_memory_mb: int = Field(
+        default=4096, ge=256, description="Address-space limit of a document's extraction process."
+    )
+    max_pages: int = Field(default=20000, ge=1, description="Largest page count accepted.")
+    worker_poll_s: float = Field(default=0.5, gt=0, description="Worker idle poll interval.")
+    job_stale_s: float = Field(
+        default=60, gt=0, description="A running job without heartbeat this long is reclaimed."
+    )
+
+    # Embedding
+    embedder: Literal["local", "ollama"] = Field(default="local", description="Embedder kind.")
+    embed_batch: int = Field(default=64, ge=1, description="Chunks per embedding batch.")
+    embed_threads: int = Field(default=1, ge=1, description="ONNX Runtime intra-op threads.")
+    ollama_url: str = Field(default="http://127.0.0.1:11434", description="Ollama base URL.")
+    ollama_embed_model: str = Field(
+        default="nomic-embed-text", description="Ollama embedding model (embedder=ollama)."
+    )
+    ollama_timeout_s: float = Field(default=120, gt=0, description="Ollama request timeout.")
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, v: Path) -> Path:
+        return v.expanduser().resolve()
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "quire.db"
+
+    @property
+    def vec_db_path(self) -> Path:
+        return self.data_dir / "quire_vecs.db"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / "files"
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024

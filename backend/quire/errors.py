@@ -1,0 +1,98 @@
+"""The domain error tree. The API maps each class to one HTTP status in one handler.
+
+    QuireError
+    ├── InputError                 400  the request or file cannot be used as given
+    │   ├── UnsupportedFileType    415  content is not PDF, EPUB, Perplexity markdown, md or txt
+    │   ├── EmptyFile              400
+    │   ├── FileTooLarge           413
+    │   ├── CorruptFile            422  truncated PDF, broken zip, unsafe XML ...
+    │   └── EncryptedFile          422
+    ├── NotFound                   404
+    ├── Conflict                   409
+    ├── ResourceLimit              422  a per-document limit (time, pages, unpacked size) was hit
+    └── ServiceUnavailable         503  a dependency is down
+        ├── EmbedderUnavailable         the embedding model cannot be loaded or reached
+        │   └── ModelNotPulled          an Ollama model is missing: run `ollama pull X`
+        └── OcrUnavailable              tesseract or poppler is not installed
+
+Transient errors (``retryable = True``) are retried by the worker; the others fail the job.
+"""
+
+from __future__ import annotations
+
+
+class QuireError(Exception):
+    """Base of every error Quire raises on purpose."""
+
+    status_code = 500
+    code = "internal_error"
+    retryable = False
+
+    def __init__(self, message: str, *, detail: object | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+class InputError(QuireError):
+    status_code = 400
+    code = "bad_input"
+
+
+class UnsupportedFileType(InputError):
+    status_code = 415
+    code = "unsupported_type"
+
+
+class EmptyFile(InputError):
+    code = "empty_file"
+
+
+class FileTooLarge(InputError):
+    status_code = 413
+    code = "too_large"
+
+
+class CorruptFile(InputError):
+    status_code = 422
+    code = "corrupt_file"
+
+
+class EncryptedFile(InputError):
+    status_code = 422
+    code = "encrypted_file"
+
+
+class NotFound(QuireError):
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(QuireError):
+    status_code = 409
+    code = "conflict"
+
+
+class ResourceLimit(QuireError):
+    status_code = 422
+    code = "resource_limit"
+
+
+class ServiceUnavailable(QuireError):
+    status_code = 503
+    code = "unavailable"
+    retryable = True
+
+
+class EmbedderUnavailable(ServiceUnavailable):
+    code = "embedder_unavailable"
+
+
+class ModelNotPulled(EmbedderUnavailable):
+    code = "model_not_pulled"
+    retryable = False
+
+
+class OcrUnavailable(ServiceUnavailable):
+    code = "ocr_unavailable"
+    retryable = False

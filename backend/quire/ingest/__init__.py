@@ -1,0 +1,1 @@
+"""Ingest: detect, extract, clean, chunk, embed."""

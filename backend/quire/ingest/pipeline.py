@@ -1,0 +1,169 @@
+"""One ingest job, stage by stage: extract (+ OCR) → chunk and store → embed → ready.
+
+Every stage is idempotent, so a job resumed after a crash redoes at most the stage it was in:
+chunks are replaced by content hash and only chunks without a vector are embedded.
+Write transactions are short and never span extraction, OCR or embedding.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+
+from quire.config import Settings
+from quire.embed.base import Embedder
+from quire.errors import NotFound, ResourceLimit
+from quire.ingest.chunking import chunk_pages
+from quire.ingest.isolate import extract_isolated
+from quire.storage import chunks, jobs, vectors
+from quire.storage.db import Database
+from quire.storage.documents import set_status
+from quire.storage.schema import documents, utcnow
+
+log = logging.getLogger(__name__)
+
+# Overall progress bands per stage (OCR's band is skipped when no page needs it).
+BANDS = {"extract": (0.0, 0.3), "ocr": (0.3, 0.6), "chunk": (0.6, 0.65), "embed": (0.65, 1.0)}
+REPORT_EVERY_S = 0.5
+
+
+@dataclass
+class JobContext:
+    """What a running job needs: the DB, settings, the embedder and the job row."""
+
+    db: Database
+    settings: Settings
+    embedder: Embedder
+    job: jobs.Job
+    started: float = field(default_factory=time.monotonic)
+    detail: dict[str, Any] = field(default_factory=dict)
+    _last_report: float = 0.0
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.settings.job_timeout_s
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise ResourceLimit(
+                f"ingest took longer than the {self.settings.job_timeout_s:.0f} s limit"
+            )
+
+    def report(self, stage: str, fraction: float, *, force: bool = False) -> None:
+        """Write stage and overall progress to the job row (throttled)."""
+        now = time.monotonic()
+        if not force and now - self._last_report < REPORT_EVERY_S:
+            return
+        self._last_report = now
+        lo, hi = BANDS.get(stage, (0.0, 1.0))
+        self.detail["stage_progress"] = round(fraction, 4)
+        with self.db.write() as conn:
+            jobs.report(
+                conn,
+                self.job.id,
+                stage=stage,
+                progress=lo + (hi - lo) * fraction,
+                detail=dict(self.detail),
+            )
+
+    def beat(self) -> None:
+        with self.db.write() as conn:
+            jobs.report(conn, self.job.id)
+
+
+def run_ingest(ctx: JobContext) -> dict[str, Any]:
+    """Run an ingest job to the end; raises a QuireError to fail (or retry) it."""
+    doc_id = ctx.job.document_id
+    assert doc_id is not None
+    with ctx.db.write() as conn:
+        row = conn.execute(
+            select(documents.c.stored_path, documents.c.filename).where(documents.c.id == doc_id)
+        ).first()
+        if row is None:
+            raise NotFound(f"document {doc_id} was deleted")
+        set_status(conn, doc_id, "processing")
+    timings: dict[str, float] = {}
+    ctx.detail["timings"] = timings
+
+    t0 = time.monotonic()
+    ctx.report("extract", 0.0, force=True)
+    extracted = extract_isolated(
+        Path(row.stored_path),
+        ctx.settings,
+        timeout_s=max(1.0, ctx.deadline - time.monotonic()),
+        on_progress=ctx.report,
+        tick=ctx.beat,
+    )
+    timings["extract"] = round(time.monotonic() - t0, 3)
+    ocr_pages = sum(1 for p in extracted.pages if p.source == "ocr")
+    ctx.detail.update(pages=len(extracted.pages), ocr_pages=ocr_pages)
+
+    t0 = time.monotonic()
+    ctx.report("chunk", 0.0, force=True)
+    new_chunks = chunk_pages(
+        extracted.pages, size=ctx.settings.chunk_chars, overlap=ctx.settings.chunk_overlap
+    )
+    with ctx.db.write() as conn:
+        if conn.execute(select(documents.c.id).where(documents.c.id == doc_id)).first() is None:
+            raise NotFound(f"document {doc_id} was deleted")
+        stats = chunks.replace(conn, doc_id, extracted.pages, new_chunks)
+        values: dict[str, Any] = {
+            "kind": extracted.kind,
+            "page_count": len(extracted.pages),
+            "chunk_count": len(new_chunks),
+            "meta": extracted.metadata,
+            "updated_at": utcnow(),
+        }
+        if extracted.title:
+            values["title"] = extracted.title
+        if extracted.author:
+            values["author"] = extracted.author
+        conn.execute(update(documents).where(documents.c.id == doc_id).values(**values))
+    timings["chunk"] = round(time.monotonic() - t0, 3)
+    ctx.detail.update(
+        chunks=len(new_chunks), kept=stats.kept, inserted=stats.inserted, deleted=stats.deleted
+    )
+
+    t0 = time.monotonic()
+    ctx.detail["embedded"] = embed_missing(ctx, doc_id)
+    timings["embed"] = round(time.monotonic() - t0, 3)
+
+    with ctx.db.write() as conn:
+        set_status(conn, doc_id, "ready")
+    log.info("document %s ready: %s", doc_id, ctx.detail)
+    return ctx.detail
+
+
+def embed_missing(ctx: JobContext, document_id: int | None) -> int:
+    """Embed every chunk (of one document, or all) that has no vector; returns how many."""
+    with ctx.db.read() as conn:
+        total = vectors.missing_count(conn, document_id)
+    done = 0
+    ctx.report("embed", 0.0, force=True)
+    while True:
+        if document_id is not None:
+            ctx.check_time()
+        with ctx.db.read() as conn:
+            batch = vectors.missing_chunks(conn, document_id, ctx.settings.embed_batch)
+        if not batch:
+            break
+        vecs = ctx.embedder.embed([t for _, t in batch])
+        with ctx.db.write() as conn:
+            vectors.add(conn, ctx.embedder.name, [cid for cid, _ in batch], vecs)
+        done += len(batch)
+        ctx.report("embed", done / max(total, done))
+    return done
+
+
+def run_reembed(ctx: JobContext) -> dict[str, Any]:
+    """Rebuild the vector store for the configured embedder, then mark it ready."""
+    ctx.detail["embedded"] = embed_missing(ctx, None)
+    with ctx.db.write() as conn:
+        if vectors.missing_count(conn) == 0:
+            vectors.mark_ready(conn, ctx.embedder.name)
+    return ctx.detail

@@ -1,0 +1,139 @@
+"""The ingest worker: claim a job, run it, record the outcome, repeat.
+
+Failures stay with their document: a bad file fails its own job with a readable reason and the
+worker takes the next one. Transient failures (a dependency down) are retried with backoff up
+to ``job_max_attempts``. SIGTERM/SIGINT stop the loop after the current job.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import traceback
+from datetime import timedelta
+from types import FrameType
+from typing import Any
+
+from quire.config import Settings
+from quire.embed.base import Embedder, make_embedder
+from quire.errors import EmbedderUnavailable, NotFound, QuireError
+from quire.ingest.pipeline import JobContext, run_ingest, run_reembed
+from quire.storage import documents, jobs, vectors
+from quire.storage.db import Database, open_database
+from quire.storage.schema import utcnow
+
+log = logging.getLogger(__name__)
+
+
+def prepare_vector_store(db: Database, embedder: Embedder) -> bool:
+    """Sweep orphaned vectors and match the store to the embedder; True if a rebuild was queued."""
+    with db.write() as conn:
+        orphans = vectors.delete_orphans(conn)
+        if orphans:
+            log.warning("removed %d orphaned vectors", orphans)
+        if vectors.ensure(conn, embedder.name, embedder.dim):
+            jobs.enqueue(conn, None, "reembed")
+            return True
+    return False
+
+
+class Worker:
+    """A job loop over one database; ``run()`` until ``stop()`` (or the queue is empty)."""
+
+    def __init__(
+        self, settings: Settings, db: Database | None = None, embedder: Embedder | None = None
+    ) -> None:
+        self.settings = settings
+        self.db = db or open_database(settings)
+        self.embedder = embedder or make_embedder(settings)
+        self.identity = jobs.worker_identity()
+        self._stop = threading.Event()
+        self._store_checked = False
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _check_store(self) -> None:
+        if not self._store_checked:
+            prepare_vector_store(self.db, self.embedder)
+            self._store_checked = True
+
+    def run(self, *, drain: bool = False) -> int:
+        """Process jobs; with ``drain`` return once no job is runnable. Returns jobs handled."""
+        handled = 0
+        while not self._stop.is_set():
+            try:
+                self._check_store()
+            except EmbedderUnavailable as exc:
+                log.warning("embedder not ready (%s); retrying in 5 s", exc)
+                if drain:
+                    return handled
+                self._stop.wait(5)
+                continue
+            with self.db.write() as conn:
+                job = jobs.claim(conn, self.identity, self.settings.job_stale_s)
+            if job is None:
+                if drain:
+                    return handled
+                self._stop.wait(self.settings.worker_poll_s)
+                continue
+            self.run_job(job)
+            handled += 1
+        return handled
+
+    def run_job(self, job: jobs.Job) -> None:
+        """Run one claimed job and record done, failed or retry."""
+        ctx = JobContext(self.db, self.settings, self.embedder, job)
+        log.info(
+            "job %s (%s, document %s) attempt %d", job.id, job.kind, job.document_id, job.attempts
+        )
+        try:
+            detail = run_reembed(ctx) if job.kind == "reembed" else run_ingest(ctx)
+        except NotFound as exc:
+            with self.db.write() as conn:
+                jobs.fail(conn, job.id, exc.message)
+            return
+        except QuireError as exc:
+            self._failed(job, exc.message, retryable=exc.retryable)
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug must fail one job, not the worker
+            log.error("job %s crashed:\n%s", job.id, traceback.format_exc())
+            self._failed(job, f"internal error: {type(exc).__name__}: {exc}", retryable=False)
+            return
+        with self.db.write() as conn:
+            jobs.finish(conn, job.id, detail)
+
+    def _failed(self, job: jobs.Job, message: str, *, retryable: bool) -> None:
+        with self.db.write() as conn:
+            if retryable and job.attempts < self.settings.job_max_attempts:
+                delay = 5 * 2 ** (job.attempts - 1)
+                log.warning("job %s: %s; retry in %d s", job.id, message, delay)
+                jobs.fail(conn, job.id, message, retry_at=utcnow() + timedelta(seconds=delay))
+                if job.document_id is not None:
+                    documents.set_status(conn, job.document_id, "queued", f"retrying: {message}")
+                return
+            log.warning("job %s failed: %s", job.id, message)
+            jobs.fail(conn, job.id, message)
+            if job.document_id is not None:
+                documents.set_status(conn, job.document_id, "failed", message)
+
+
+def run_worker(settings: Settings, *, drain: bool = False) -> int:
+    """Entry point of ``quire worker``: install signal handlers and run the loop."""
+    worker = Worker(settings)
+
+    def _handle(signum: int, _frame: FrameType | None) -> None:
+        log.info("signal %d: stopping after the current job", signum)
+        worker.stop()
+
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous[sig] = signal.signal(sig, _handle)
+    try:
+        return worker.run(drain=drain)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        worker.db.dispose()
+        worker.embedder.close()

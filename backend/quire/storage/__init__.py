@@ -1,0 +1,1 @@
+"""SQLite storage: the main DB (source of truth) and the attached vector file."""

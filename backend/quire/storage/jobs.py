@@ -1,0 +1,194 @@
+"""The ingest job queue in ``ingest_jobs``: enqueue, claim atomically, report, finish.
+
+A job is claimed with one ``UPDATE ... RETURNING`` inside ``BEGIN IMMEDIATE``, so two workers
+never get the same job. A running job whose worker died (its process is gone on this host, or
+its heartbeat is older than ``stale_s``) is claimed again; the pipeline is idempotent, so a
+resumed job leaves no duplicate chunks or vectors.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, text, update
+
+from quire.storage.schema import ingest_jobs, utcnow
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    document_id: int | None
+    kind: str
+    status: str
+    stage: str
+    progress: float
+    attempts: int
+    error: str | None
+    detail: dict[str, Any]
+
+
+def worker_identity() -> str:
+    """``host:pid:start``, so a restarted worker can tell that a job's owner is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}:{int(utcnow().timestamp())}"
+
+
+def _owner_dead(worker_id: str | None) -> bool:
+    if not worker_id:
+        return True
+    host, _, rest = worker_id.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def from_row(row: Any) -> Job:
+    m = row._mapping
+    return Job(
+        id=m["id"],
+        document_id=m["document_id"],
+        kind=m["kind"],
+        status=m["status"],
+        stage=m["stage"],
+        progress=m["progress"],
+        attempts=m["attempts"],
+        error=m["error"],
+        detail=m["detail"] or {},
+    )
+
+
+def enqueue(conn: Connection, document_id: int | None, kind: str = "ingest") -> int:
+    """Queue a job; returns its id. An unfinished job for the same document is reused."""
+    if document_id is not None:
+        existing = conn.execute(
+            select(ingest_jobs.c.id).where(
+                ingest_jobs.c.document_id == document_id,
+                ingest_jobs.c.status.in_(("queued", "running")),
+            )
+        ).first()
+        if existing:
+            return int(existing[0])
+    elif kind == "reembed":
+        existing = conn.execute(
+            select(ingest_jobs.c.id).where(
+                ingest_jobs.c.kind == "reembed", ingest_jobs.c.status.in_(("queued", "running"))
+            )
+        ).first()
+        if existing:
+            return int(existing[0])
+    result = conn.execute(
+        insert(ingest_jobs).values(
+            document_id=document_id,
+            kind=kind,
+            status="queued",
+            stage="queued",
+            progress=0.0,
+            attempts=0,
+            created_at=utcnow(),
+            detail={},
+        )
+    )
+    return int(result.inserted_primary_key[0])  # type: ignore[index]
+
+
+def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
+    """Take the oldest runnable job (queued, or running with a dead owner); call in write()."""
+    now = utcnow()
+    stale_before = now - timedelta(seconds=stale_s)
+    running = conn.execute(
+        select(ingest_jobs.c.id, ingest_jobs.c.worker_id, ingest_jobs.c.heartbeat).where(
+            ingest_jobs.c.status == "running"
+        )
+    ).all()
+    reclaimable = [
+        r.id for r in running if _owner_dead(r.worker_id) or (r.heartbeat or now) < stale_before
+    ]
+    row = conn.execute(
+        text(
+            "UPDATE ingest_jobs SET status = 'running', worker_id = :w, heartbeat = :now, "
+            "attempts = attempts + 1, started_at = coalesce(started_at, :now), error = NULL "
+            "WHERE id = (SELECT id FROM ingest_jobs WHERE "
+            "(status = 'queued' AND (not_before IS NULL OR not_before <= :now)) "
+            "OR id IN (SELECT value FROM json_each(:re)) ORDER BY id LIMIT 1) "
+            "RETURNING id"
+        ),
+        {"w": worker_id, "now": now, "re": "[" + ",".join(map(str, reclaimable)) + "]"},
+    ).first()
+    return get(conn, row[0]) if row else None
+
+
+def report(
+    conn: Connection,
+    job_id: int,
+    *,
+    stage: str | None = None,
+    progress: float | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Record stage/progress and beat the heartbeat."""
+    values: dict[str, Any] = {"heartbeat": utcnow()}
+    if stage is not None:
+        values["stage"] = stage
+    if progress is not None:
+        values["progress"] = max(0.0, min(1.0, progress))
+    if detail is not None:
+        values["detail"] = detail
+    conn.execute(update(ingest_jobs).where(ingest_jobs.c.id == job_id).values(**values))
+
+
+def finish(conn: Connection, job_id: int, detail: dict[str, Any]) -> None:
+    """Mark a job done."""
+    conn.execute(
+        update(ingest_jobs)
+        .where(ingest_jobs.c.id == job_id)
+        .values(
+            status="done",
+            stage="done",
+            progress=1.0,
+            finished_at=utcnow(),
+            heartbeat=utcnow(),
+            detail=detail,
+            error=None,
+        )
+    )
+
+
+def fail(conn: Connection, job_id: int, error: str, *, retry_at: datetime | None = None) -> None:
+    """Mark a job failed, or back in the queue until ``retry_at`` for a transient error."""
+    if retry_at is not None:
+        values: dict[str, Any] = {"status": "queued", "not_before": retry_at, "error": error}
+    else:
+        values = {"status": "failed", "finished_at": utcnow(), "error": error}
+    values["worker_id"] = None
+    conn.execute(update(ingest_jobs).where(ingest_jobs.c.id == job_id).values(**values))
+
+
+def get(conn: Connection, job_id: int) -> Job | None:
+    """One job by id."""
+    row = conn.execute(select(ingest_jobs).where(ingest_jobs.c.id == job_id)).first()
+    return from_row(row) if row else None
+
+
+def latest_for_document(conn: Connection, document_id: int) -> Job | None:
+    """The newest job of a document."""
+    row = conn.execute(
+        select(ingest_jobs)
+        .where(ingest_jobs.c.document_id == document_id)
+        .order_by(ingest_jobs.c.id.desc())
+        .limit(1)
+    ).first()
+    return from_row(row) if row else None

@@ -1,0 +1,173 @@
+"""Table definitions used for queries. The DDL of record is in migrations/ (a test compares)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+
+def utcnow() -> datetime:
+    """Now in UTC, naive: SQLite DateTime columns store naive ISO text."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+DOC_STATUSES = ("queued", "processing", "ready", "failed")
+JOB_STATUSES = ("queued", "running", "done", "failed")
+
+documents = Table(
+    "documents",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", Text, nullable=False),
+    Column("title", Text),
+    Column("author", Text),
+    Column("filename", Text, nullable=False),
+    Column("source_key", Text, unique=True),
+    Column("sha256", Text, nullable=False, unique=True),
+    Column("byte_size", Integer, nullable=False),
+    Column("page_count", Integer, nullable=False, server_default="0"),
+    Column("chunk_count", Integer, nullable=False, server_default="0"),
+    Column("status", Text, nullable=False, server_default="queued"),
+    Column("error", Text),
+    Column("stored_path", Text, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    Column("metadata", JSON, key="meta", nullable=False, server_default="{}"),
+    CheckConstraint(
+        "kind IN ('pdf','epub','perplexity','markdown','text')", name="ck_documents_kind"
+    ),
+    CheckConstraint(
+        "status IN ('queued','processing','ready','failed')", name="ck_documents_status"
+    ),
+    sqlite_autoincrement=True,
+)
+Index("ix_documents_status", documents.c.status)
+
+pages = Table(
+    "pages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("document_id", Integer, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False),
+    Column("page", Integer, nullable=False),
+    Column("heading_path", Text, nullable=False, server_default=""),
+    Column("text", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("metadata", JSON, key="meta", nullable=False, server_default="{}"),
+    UniqueConstraint("document_id", "page", name="uq_pages_document_page"),
+)
+
+page_chunks = Table(
+    "page_chunks",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("document_id", Integer, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False),
+    Column("page", Integer, nullable=False),
+    Column("ordinal", Integer, nullable=False),
+    Column("heading_path", Text, nullable=False, server_default=""),
+    Column("text", Text, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    Column("char_count", Integer, nullable=False),
+    Column("source", Text, nullable=False),
+    # AUTOINCREMENT: a chunk id is never reused, so a vector row can never be attached to
+    # the wrong chunk after a crash left it behind.
+    sqlite_autoincrement=True,
+)
+Index(
+    "ix_page_chunks_doc_page", page_chunks.c.document_id, page_chunks.c.page, page_chunks.c.ordinal
+)
+Index("ix_page_chunks_hash", page_chunks.c.content_hash)
+
+ingest_jobs = Table(
+    "ingest_jobs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("document_id", Integer, ForeignKey("documents.id", ondelete="CASCADE")),
+    Column("kind", Text, nullable=False, server_default="ingest"),
+    Column("status", Text, nullable=False, server_default="queued"),
+    Column("stage", Text, nullable=False, server_default="queued"),
+    Column("progress", Float, nullable=False, server_default="0"),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("error", Text),
+    Column("worker_id", Text),
+    Column("heartbeat", DateTime),
+    Column("not_before", DateTime),
+    Column("created_at", DateTime, nullable=False),
+    Column("started_at", DateTime),
+    Column("finished_at", DateTime),
+    Column("detail", JSON, nullable=False, server_default="{}"),
+    CheckConstraint("kind IN ('ingest','reembed')", name="ck_ingest_jobs_kind"),
+    CheckConstraint("status IN ('queued','running','done','failed')", name="ck_ingest_jobs_status"),
+    sqlite_autoincrement=True,
+)
+Index("ix_ingest_jobs_status", ingest_jobs.c.status, ingest_jobs.c.id)
+Index("ix_ingest_jobs_document", ingest_jobs.c.document_id)
+
+conversations = Table(
+    "conversations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("title", Text, nullable=False, server_default=""),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "conversation_id",
+        Integer,
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("role", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("citations", JSON, nullable=False, server_default="[]"),
+    Column("plan", JSON),
+    Column("timings", JSON),
+    Column("model", Text),
+    Column("created_at", DateTime, nullable=False),
+    CheckConstraint("role IN ('user','assistant','system')", name="ck_messages_role"),
+)
+Index("ix_messages_conversation", messages.c.conversation_id, messages.c.id)
+
+chat_feedback = Table(
+    "chat_feedback",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("message_id", Integer, ForeignKey("messages.id", ondelete="CASCADE"), nullable=False),
+    Column("rating", Integer, nullable=False),
+    Column("comment", Text),
+    Column("created_at", DateTime, nullable=False),
+    CheckConstraint("rating IN (-1, 1)", name="ck_chat_feedback_rating"),
+)
+Index("ix_chat_feedback_message", chat_feedback.c.message_id)
+
+# The vector file (schema "vec"): page_vecs is a vec0 virtual table created by vectors.py.
+page_vecs_meta = Table(
+    "page_vecs_meta",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("model", Text, nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    schema="vec",
+)

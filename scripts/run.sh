@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Start the API, one ingest worker and nginx in the foreground; Ctrl-C stops all three.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export QUIRE_DATA_DIR=${QUIRE_DATA_DIR:-$PWD/data}
+api_port=${QUIRE_PORT:-8000}
+web=${QUIRE_WEB_LISTEN:-127.0.0.1:8080}
+mkdir -p "$QUIRE_DATA_DIR"
+pids=()
+stop() {
+    trap - INT TERM EXIT
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+.venv/bin/quire serve --port "$api_port" & pids+=($!)
+.venv/bin/quire worker & pids+=($!)
+max_mb=${QUIRE_MAX_UPLOAD_MB:-200}
+nginx/run.sh "$QUIRE_DATA_DIR/nginx" "$web" "127.0.0.1:$api_port" frontend/dist "$((max_mb + 50))m" & pids+=($!)
+for _ in $(seq 1 100); do
+    curl -sf "http://$web/api/health" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+echo
+echo "  Quire is running:  http://$web/"
+echo "  API docs:          http://$web/api/docs     data: $QUIRE_DATA_DIR"
+echo "  Ctrl-C to stop."
+echo
+wait -n

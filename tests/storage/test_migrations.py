@@ -1,0 +1,113 @@
+"""Migrations from a blank database: the schema they build, FTS5 sync, the vector file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import text
+
+from quire.storage.db import Database
+from quire.storage.migrate import downgrade, upgrade
+from quire.storage.schema import metadata
+
+
+def _names(db: Database, schema: str = "main") -> dict[str, str]:
+    with db.read() as conn:
+        rows = conn.exec_driver_sql(
+            f"SELECT name, coalesce(sql, '') FROM {schema}.sqlite_master WHERE type IN "
+            "('table', 'trigger', 'index')"
+        ).all()
+    return {r[0]: r[1] for r in rows}
+
+
+def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
+    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    upgrade(db)
+    main = _names(db)
+    for table in (
+        "documents", "pages", "page_chunks", "page_chunks_fts", "page_chunks_tri",
+        "ingest_jobs", "conversations", "messages", "chat_feedback",
+    ):
+        assert table in main, table
+    assert "porter unicode61" in main["page_chunks_fts"]
+    assert "content='page_chunks'" in main["page_chunks_fts"]
+    assert "trigram" in main["page_chunks_tri"]
+    for trigger in ("page_chunks_ai", "page_chunks_ad", "page_chunks_au"):
+        assert trigger in main
+    assert "AUTOINCREMENT" in main["page_chunks"].upper()
+    vec = _names(db, "vec")
+    assert "vec0(embedding float[384])" in vec["page_vecs"]
+    assert "page_vecs_meta" in vec
+    with db.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA vec.journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0001"
+    db.dispose()
+
+
+def test_migrated_schema_matches_the_table_definitions(tmp_path: Path) -> None:
+    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    upgrade(db)
+    with db.engine.connect() as conn:
+        ctx = MigrationContext.configure(conn)
+        diff = [
+            d for d in compare_metadata(ctx, metadata)
+            # FTS5 shadow tables and the vector file are not in the SQLAlchemy metadata.
+            if not (d[0] == "remove_table" and d[1].name.startswith("page_chunks_"))
+            and not (d[0] == "add_table" and d[1].schema == "vec")
+        ]
+    assert diff == []
+    db.dispose()
+
+
+def test_upgrade_is_idempotent_and_downgrade_reverses(tmp_path: Path) -> None:
+    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    upgrade(db)
+    upgrade(db)
+    downgrade(db, "base")
+    assert "documents" not in _names(db)
+    assert "page_vecs" not in _names(db, "vec")
+    upgrade(db)
+    assert "page_chunks_fts" in _names(db)
+    db.dispose()
+
+
+def test_fts_indexes_follow_the_chunks_through_triggers(db: Database) -> None:
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, created_at, "
+            "updated_at) VALUES ('text', 'a.txt', 'x', 1, '/x', datetime(), datetime())"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO page_chunks (document_id, page, ordinal, text, content_hash, "
+            "char_count, source) VALUES (1, 1, 0, 'Running foxes jumped over ERR-4042', 'h', 34, "
+            "'text')"
+        )
+
+    def hits(query: str, table: str = "page_chunks_fts") -> list[int]:
+        with db.read() as conn:
+            return [
+                r[0]
+                for r in conn.execute(
+                    text(f"SELECT rowid FROM {table} WHERE {table} MATCH :q"), {"q": query}
+                )
+            ]
+
+    assert hits("run") == [1]  # porter stemming: running -> run
+    assert hits('"R-404"', "page_chunks_tri") == [1]  # trigram: exact substring
+    with db.write() as conn:
+        conn.exec_driver_sql("UPDATE page_chunks SET text = 'calm cats slept' WHERE id = 1")
+    assert hits("run") == []
+    assert hits("cat") == [1]
+    with db.write() as conn:
+        conn.exec_driver_sql("DELETE FROM page_chunks WHERE id = 1")
+    assert hits("cat") == []
+    with db.write() as conn:
+        # Raises "database disk image is malformed" when the index and its content disagree.
+        for table in ("page_chunks_fts", "page_chunks_tri"):
+            conn.exec_driver_sql(
+                f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"
+            )
