@@ -11,5 +11,10 @@ mkdir -p "$prefix"/{client_body,proxy,fastcgi,uwsgi,scgi,logs}
 sed -e "s#@@PREFIX@@#$prefix#g" -e "s#@@LISTEN@@#$listen#g" -e "s#@@API@@#$api#g" \
     -e "s#@@ROOT@@#$root#g" -e "s#@@MAX_BODY@@#$max_body#g" -e "s#@@MIME_TYPES@@#$mime#g" \
     "$here/nginx.conf.template" > "$prefix/nginx.conf"
+# As root, nginx's workers would run as "nobody" and could not read a private checkout: run them
+# as the owner of the files they serve instead.
+if [ "$(id -u)" -eq 0 ]; then
+    sed -i "1i user $(stat -c %U "$root") $(stat -c %G "$root");" "$prefix/nginx.conf"
+fi
 "$nginx_bin" -t -q -p "$prefix" -c "$prefix/nginx.conf"
 exec "$nginx_bin" -p "$prefix" -c "$prefix/nginx.conf"

@@ -60,8 +60,12 @@ def test_enqueue_reuses_the_unfinished_job_of_a_document(db: Database) -> None:
 
 def test_job_of_a_dead_worker_process_is_claimed_again(db: Database) -> None:
     doc = _doc(db, 1)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     pid = int(dead.stdout)
     host_identity = jobs.worker_identity().split(":")[0]
     with db.write() as conn:

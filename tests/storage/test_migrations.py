@@ -27,8 +27,15 @@ def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
     upgrade(db)
     main = _names(db)
     for table in (
-        "documents", "pages", "page_chunks", "page_chunks_fts", "page_chunks_tri",
-        "ingest_jobs", "conversations", "messages", "chat_feedback",
+        "documents",
+        "pages",
+        "page_chunks",
+        "page_chunks_fts",
+        "page_chunks_tri",
+        "ingest_jobs",
+        "conversations",
+        "messages",
+        "chat_feedback",
     ):
         assert table in main, table
     assert "porter unicode61" in main["page_chunks_fts"]
@@ -54,7 +61,8 @@ def test_migrated_schema_matches_the_table_definitions(tmp_path: Path) -> None:
     with db.engine.connect() as conn:
         ctx = MigrationContext.configure(conn)
         diff = [
-            d for d in compare_metadata(ctx, metadata)
+            d
+            for d in compare_metadata(ctx, metadata)
             # FTS5 shadow tables and the vector file are not in the SQLAlchemy metadata.
             if not (d[0] == "remove_table" and d[1].name.startswith("page_chunks_"))
             and not (d[0] == "add_table" and d[1].schema == "vec")

@@ -24,38 +24,51 @@ class BodySizeLimit:
         length = dict(scope.get("headers") or []).get(b"content-length")
         limit_mb = self.max_bytes / 1024 / 1024
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            body = json.dumps(
-                error_body(
-                    413,
-                    "too_large",
-                    f"request body of {int(length) / 1024 / 1024:.1f} MB is over the "
-                    f"{limit_mb:.0f} MB limit (QUIRE_MAX_UPLOAD_MB)",
-                )
-            ).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 413,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"connection", b"close"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await _send_413(send, _too_large(int(length), limit_mb))
             return
         seen = 0
+        exceeded = False
+        replaced = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise FileTooLarge(
-                        f"request body is over the {limit_mb:.0f} MB limit (QUIRE_MAX_UPLOAD_MB)"
-                    )
+                    exceeded = True
+                    raise FileTooLarge(_too_large(None, limit_mb))
             return message
 
-        await self.app(scope, counted, send)
+        async def guarded(message: Message) -> None:
+            # Whatever the app makes of the aborted body (FastAPI turns it into a 400), the
+            # client gets the 413.
+            nonlocal replaced
+            if not exceeded:
+                await send(message)
+            elif not replaced and message["type"] == "http.response.start":
+                replaced = True
+                await _send_413(send, _too_large(None, limit_mb))
+
+        await self.app(scope, counted, guarded)
+
+
+def _too_large(length: int | None, limit_mb: float) -> str:
+    size = f" of {length / 1024 / 1024:.1f} MB" if length is not None else ""
+    return f"request body{size} is over the {limit_mb:.0f} MB limit (QUIRE_MAX_UPLOAD_MB)"
+
+
+async def _send_413(send: Send, message: str) -> None:
+    body = json.dumps(error_body(413, "too_large", message)).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

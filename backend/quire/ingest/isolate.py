@@ -65,12 +65,10 @@ def extract_isolated(
     settings: Settings,
     timeout_s: float,
     on_progress: Callable[[str, float], None],
-    tick: Callable[[], None] = lambda: None,
 ) -> Extracted:
     """Extract ``path`` in a child process; raises the child's error, or ResourceLimit on timeout.
 
-    ``on_progress(stage, fraction)`` is called for the child's progress, ``tick()`` about once a
-    second whatever happens (the caller beats its heartbeat there).
+    ``on_progress(stage, fraction)`` is called for the child's progress.
     """
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
@@ -89,7 +87,6 @@ def extract_isolated(
             try:
                 msg = out.get(timeout=min(1.0, remaining))
             except queue.Empty:
-                tick()
                 if not proc.is_alive():
                     # Drain anything flushed just before exit.
                     try:

@@ -40,6 +40,7 @@ class JobContext:
     settings: Settings
     embedder: Embedder
     job: jobs.Job
+    owner: str | None = None
     started: float = field(default_factory=time.monotonic)
     detail: dict[str, Any] = field(default_factory=dict)
     _last_report: float = 0.0
@@ -66,14 +67,11 @@ class JobContext:
             jobs.report(
                 conn,
                 self.job.id,
+                owner=self.owner,
                 stage=stage,
                 progress=lo + (hi - lo) * fraction,
                 detail=dict(self.detail),
             )
-
-    def beat(self) -> None:
-        with self.db.write() as conn:
-            jobs.report(conn, self.job.id)
 
 
 def run_ingest(ctx: JobContext) -> dict[str, Any]:
@@ -91,15 +89,23 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
     ctx.detail["timings"] = timings
 
     t0 = time.monotonic()
+    stage_started: dict[str, float] = {}
+
+    def on_progress(stage: str, fraction: float) -> None:
+        stage_started.setdefault(stage, time.monotonic())
+        ctx.report(stage, fraction)
+
     ctx.report("extract", 0.0, force=True)
     extracted = extract_isolated(
         Path(row.stored_path),
         ctx.settings,
         timeout_s=max(1.0, ctx.deadline - time.monotonic()),
-        on_progress=ctx.report,
-        tick=ctx.beat,
+        on_progress=on_progress,
     )
-    timings["extract"] = round(time.monotonic() - t0, 3)
+    t1 = time.monotonic()
+    ocr_start = stage_started.get("ocr", t1)
+    timings["extract"] = round(ocr_start - t0, 3)
+    timings["ocr"] = round(t1 - ocr_start, 3)
     ocr_pages = sum(1 for p in extracted.pages if p.source == "ocr")
     ctx.detail.update(pages=len(extracted.pages), ocr_pages=ocr_pages)
 

@@ -45,6 +45,7 @@ class Worker:
         self, settings: Settings, db: Database | None = None, embedder: Embedder | None = None
     ) -> None:
         self.settings = settings
+        self._owns_db = db is None
         self.db = db or open_database(settings)
         self.embedder = embedder or make_embedder(settings)
         self.identity = jobs.worker_identity()
@@ -53,6 +54,12 @@ class Worker:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def close(self) -> None:
+        """Release the embedder, and the database when this worker opened it."""
+        self.embedder.close()
+        if self._owns_db:
+            self.db.dispose()
 
     def _check_store(self) -> None:
         if not self._store_checked:
@@ -84,39 +91,64 @@ class Worker:
 
     def run_job(self, job: jobs.Job) -> None:
         """Run one claimed job and record done, failed or retry."""
-        ctx = JobContext(self.db, self.settings, self.embedder, job)
+        ctx = JobContext(self.db, self.settings, self.embedder, job, owner=self.identity)
         log.info(
             "job %s (%s, document %s) attempt %d", job.id, job.kind, job.document_id, job.attempts
         )
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(job.id, done), daemon=True)
+        beat.start()
         try:
             detail = run_reembed(ctx) if job.kind == "reembed" else run_ingest(ctx)
-        except NotFound as exc:
             with self.db.write() as conn:
-                jobs.fail(conn, job.id, exc.message)
-            return
+                jobs.finish(conn, job.id, detail, owner=self.identity)
+        except jobs.JobLost:
+            log.warning("job %s was taken over by another worker; leaving it", job.id)
+        except NotFound as exc:
+            self._record_failure(job, exc.message, retryable=False, mark_document=False)
         except QuireError as exc:
-            self._failed(job, exc.message, retryable=exc.retryable)
-            return
+            self._record_failure(job, exc.message, retryable=exc.retryable)
         except Exception as exc:  # noqa: BLE001 - a bug must fail one job, not the worker
             log.error("job %s crashed:\n%s", job.id, traceback.format_exc())
-            self._failed(job, f"internal error: {type(exc).__name__}: {exc}", retryable=False)
-            return
-        with self.db.write() as conn:
-            jobs.finish(conn, job.id, detail)
+            self._record_failure(job, f"internal error: {type(exc).__name__}: {exc}", False)
+        finally:
+            done.set()
+            beat.join(timeout=5)
 
-    def _failed(self, job: jobs.Job, message: str, *, retryable: bool) -> None:
-        with self.db.write() as conn:
-            if retryable and job.attempts < self.settings.job_max_attempts:
-                delay = 5 * 2 ** (job.attempts - 1)
-                log.warning("job %s: %s; retry in %d s", job.id, message, delay)
-                jobs.fail(conn, job.id, message, retry_at=utcnow() + timedelta(seconds=delay))
-                if job.document_id is not None:
-                    documents.set_status(conn, job.document_id, "queued", f"retrying: {message}")
+    def _heartbeat(self, job_id: int, done: threading.Event) -> None:
+        # Beats whatever the stage is doing (a slow embedding batch, a long OCR page), so the
+        # job is only reclaimed when this process is really gone.
+        interval = max(0.5, min(self.settings.job_stale_s / 4, 10.0))
+        while not done.wait(interval):
+            try:
+                with self.db.write() as conn:
+                    jobs.report(conn, job_id, owner=self.identity)
+            except jobs.JobLost:
                 return
-            log.warning("job %s failed: %s", job.id, message)
-            jobs.fail(conn, job.id, message)
-            if job.document_id is not None:
-                documents.set_status(conn, job.document_id, "failed", message)
+            except Exception:  # noqa: BLE001 - a missed beat is logged, never fatal
+                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+
+    def _record_failure(
+        self, job: jobs.Job, message: str, retryable: bool, *, mark_document: bool = True
+    ) -> None:
+        try:
+            with self.db.write() as conn:
+                if retryable and job.attempts < self.settings.job_max_attempts:
+                    delay = 5 * 2 ** (job.attempts - 1)
+                    log.warning("job %s: %s; retry in %d s", job.id, message, delay)
+                    retry_at = utcnow() + timedelta(seconds=delay)
+                    jobs.fail(conn, job.id, message, retry_at=retry_at, owner=self.identity)
+                    if job.document_id is not None and mark_document:
+                        documents.set_status(
+                            conn, job.document_id, "queued", f"retrying: {message}"
+                        )
+                    return
+                log.warning("job %s failed: %s", job.id, message)
+                jobs.fail(conn, job.id, message, owner=self.identity)
+                if job.document_id is not None and mark_document:
+                    documents.set_status(conn, job.document_id, "failed", message)
+        except jobs.JobLost:
+            log.warning("job %s was taken over by another worker; leaving it", job.id)
 
 
 def run_worker(settings: Settings, *, drain: bool = False) -> int:
@@ -135,5 +167,4 @@ def run_worker(settings: Settings, *, drain: bool = False) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        worker.db.dispose()
-        worker.embedder.close()
+        worker.close()

@@ -19,6 +19,10 @@ from sqlalchemy import Connection, insert, select, text, update
 from quire.storage.schema import ingest_jobs, utcnow
 
 
+class JobLost(Exception):
+    """This worker no longer owns the job (it was reclaimed as stale): abandon it quietly."""
+
+
 @dataclass(frozen=True)
 class Job:
     id: int
@@ -131,15 +135,24 @@ def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
     return get(conn, row[0]) if row else None
 
 
+def _owned_update(conn: Connection, job_id: int, owner: str | None, values: dict[str, Any]) -> None:
+    where = [ingest_jobs.c.id == job_id]
+    if owner is not None:
+        where.append(ingest_jobs.c.worker_id == owner)
+    if conn.execute(update(ingest_jobs).where(*where).values(**values)).rowcount == 0:
+        raise JobLost(f"job {job_id} is no longer owned by {owner}")
+
+
 def report(
     conn: Connection,
     job_id: int,
     *,
+    owner: str | None = None,
     stage: str | None = None,
     progress: float | None = None,
     detail: dict[str, Any] | None = None,
 ) -> None:
-    """Record stage/progress and beat the heartbeat."""
+    """Record stage/progress and beat the heartbeat (as ``owner``, if given)."""
     values: dict[str, Any] = {"heartbeat": utcnow()}
     if stage is not None:
         values["stage"] = stage
@@ -147,34 +160,44 @@ def report(
         values["progress"] = max(0.0, min(1.0, progress))
     if detail is not None:
         values["detail"] = detail
-    conn.execute(update(ingest_jobs).where(ingest_jobs.c.id == job_id).values(**values))
+    _owned_update(conn, job_id, owner, values)
 
 
-def finish(conn: Connection, job_id: int, detail: dict[str, Any]) -> None:
+def finish(
+    conn: Connection, job_id: int, detail: dict[str, Any], *, owner: str | None = None
+) -> None:
     """Mark a job done."""
-    conn.execute(
-        update(ingest_jobs)
-        .where(ingest_jobs.c.id == job_id)
-        .values(
-            status="done",
-            stage="done",
-            progress=1.0,
-            finished_at=utcnow(),
-            heartbeat=utcnow(),
-            detail=detail,
-            error=None,
-        )
+    _owned_update(
+        conn,
+        job_id,
+        owner,
+        {
+            "status": "done",
+            "stage": "done",
+            "progress": 1.0,
+            "finished_at": utcnow(),
+            "heartbeat": utcnow(),
+            "detail": detail,
+            "error": None,
+        },
     )
 
 
-def fail(conn: Connection, job_id: int, error: str, *, retry_at: datetime | None = None) -> None:
+def fail(
+    conn: Connection,
+    job_id: int,
+    error: str,
+    *,
+    retry_at: datetime | None = None,
+    owner: str | None = None,
+) -> None:
     """Mark a job failed, or back in the queue until ``retry_at`` for a transient error."""
     if retry_at is not None:
         values: dict[str, Any] = {"status": "queued", "not_before": retry_at, "error": error}
     else:
         values = {"status": "failed", "finished_at": utcnow(), "error": error}
     values["worker_id"] = None
-    conn.execute(update(ingest_jobs).where(ingest_jobs.c.id == job_id).values(**values))
+    _owned_update(conn, job_id, owner, values)
 
 
 def get(conn: Connection, job_id: int) -> Job | None:

@@ -1,0 +1,5 @@
+"""``python -m quire`` runs the CLI."""
+
+from quire.cli import main
+
+main()

@@ -1,0 +1,130 @@
+"""The stack as `make run` starts it: nginx (own prefix) → uvicorn API, plus a worker process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import DOCS, REPO
+from tests.e2e.helpers import QUIRE, env_for, start_worker, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[str]:
+    data = tmp_path / "data"
+    api_port, web_port = _free_port(), _free_port()
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    shutil.copy(REPO / "frontend" / "placeholder" / "index.html", dist / "index.html")
+    with (tmp_path / "stack.log").open("ab") as log:
+        procs = [
+            subprocess.Popen(
+                [*QUIRE, "serve", "--port", str(api_port)],
+                env=env_for(data, QUIRE_MAX_UPLOAD_MB="20"),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            ),
+            subprocess.Popen(
+                [
+                    str(REPO / "nginx" / "run.sh"),
+                    str(tmp_path / "nginx"),
+                    f"127.0.0.1:{web_port}",
+                    f"127.0.0.1:{api_port}",
+                    str(dist),
+                    "30m",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            ),
+            start_worker(data, tmp_path / "stack.log"),
+        ]
+    base = f"http://127.0.0.1:{web_port}"
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"{base}/api/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_until(up, 60, "nginx and the API")
+        yield base
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_upload_through_nginx_streams_job_progress_to_ready(stack: str) -> None:
+    pdf = DOCS / "pdf" / "dmca-summary.pdf"
+    big = b"x" * (3 * 1024 * 1024)
+    with httpx.Client(base_url=stack, timeout=60) as http:
+        # Over nginx's default 1 MB body limit: accepted (then rejected by content type).
+        r = http.post("/api/documents", files={"files": ("big.bin", b"\x00" + big)})
+        assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_type"
+        r = http.post("/api/documents", files={"files": (pdf.name, pdf.read_bytes())})
+        assert r.status_code == 202, r.text
+        job_id = r.json()["files"][0]["job_id"]
+        doc_id = r.json()["files"][0]["document_id"]
+        events: list[tuple[str, dict[str, object], float]] = []
+        t0 = time.monotonic()
+        with http.stream("GET", f"/api/jobs/{job_id}/events") as resp:
+            assert resp.headers["content-type"].startswith("text/event-stream")
+            event = ""
+            for line in resp.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    events.append((event, json.loads(line[6:]), time.monotonic() - t0))
+                    if event in ("done", "failed"):
+                        break
+        assert events[0][2] < 2.0, "the first event was held back (buffering?)"
+        assert events[-1][0] == "done", events[-1]
+        stages = [e[1]["stage"] for e in events]
+        assert "embed" in stages or "extract" in stages
+        progress = [float(e[1]["progress"]) for e in events]  # type: ignore[arg-type]
+        assert progress == sorted(progress) and progress[-1] == 1.0
+        page = http.get(f"/api/documents/{doc_id}/pages/1").json()
+        assert page["page_count"] == 18 and page["text"].strip()
+
+
+def test_spa_fallback_and_json_404_for_unknown_api_paths(stack: str) -> None:
+    with httpx.Client(base_url=stack, timeout=10) as http:
+        for path in ("/", "/library/42", "/chat"):
+            r = http.get(path)
+            assert r.status_code == 200 and "<title>Quire</title>" in r.text
+        r = http.get("/api/definitely-not-a-route")
+        assert r.status_code == 404
+        assert r.headers["content-type"].startswith("application/json")
+        assert r.json()["error"]["code"] == "not_found"
+        assert http.get("/api/docs").status_code == 200
+
+
+def test_compose_file_is_valid() -> None:
+    out = subprocess.run(
+        ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
