@@ -13,14 +13,21 @@ stop() {
     wait 2>/dev/null || true
 }
 trap stop INT TERM EXIT
+wait_for() {
+    for _ in $(seq 1 150); do
+        curl -sf "$1" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    echo "$1 did not answer in 30 s" >&2
+    return 1
+}
+# The API migrates the database first; the worker and nginx start once it answers.
 .venv/bin/quire serve --port "$api_port" & pids+=($!)
+wait_for "http://127.0.0.1:$api_port/api/health"
 .venv/bin/quire worker & pids+=($!)
 max_mb=${QUIRE_MAX_UPLOAD_MB:-200}
 nginx/run.sh "$QUIRE_DATA_DIR/nginx" "$web" "127.0.0.1:$api_port" frontend/dist "$((max_mb + 50))m" & pids+=($!)
-for _ in $(seq 1 100); do
-    curl -sf "http://$web/api/health" >/dev/null 2>&1 && break
-    sleep 0.2
-done
+wait_for "http://$web/api/health"
 echo
 echo "  Quire is running:  http://$web/"
 echo "  API docs:          http://$web/api/docs     data: $QUIRE_DATA_DIR"

@@ -34,6 +34,8 @@ def _setup_logging(settings: Settings) -> None:
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Alembic announces every plugin at INFO on each start.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 @click.group()

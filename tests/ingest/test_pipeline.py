@@ -128,3 +128,22 @@ def test_dead_embedder_is_retried_then_fails_with_a_reason(
     worker.close()
     assert job.status == "failed" and job.attempts == 2
     assert "127.0.0.1" in job.error and doc.status == "failed"
+
+
+def test_per_document_time_limit_fails_the_job(
+    tmp_path: Path, settings: Settings, db: Database
+) -> None:
+    from tests.conftest import DOCS
+
+    slow = settings.model_copy(update={"job_timeout_s": 1.0, "ocr_dpi": 300})
+    intake = _add(db, slow, DOCS / "pdf" / "scan-grumman-175.pdf")
+    worker = Worker(slow, db=db)
+    worker.run(drain=True)
+    worker.close()
+    with db.read() as conn:
+        job = conn.exec_driver_sql(
+            "SELECT status, error FROM ingest_jobs WHERE id = ?", (intake.job_id,)
+        ).one()
+        chunks = conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one()
+    assert job.status == "failed" and "1 s limit" in job.error
+    assert chunks == 0

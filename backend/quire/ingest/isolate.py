@@ -106,7 +106,7 @@ def extract_isolated(
             cls = getattr(errors, msg[1], errors.CorruptFile)
             raise cls(msg[2])
     finally:
-        if proc.is_alive():
+        if proc.is_alive() and proc.pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
         proc.join(timeout=5)

@@ -159,7 +159,7 @@ def run_worker(settings: Settings, *, drain: bool = False) -> int:
         log.info("signal %d: stopping after the current job", signum)
         worker.stop()
 
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     for sig in (signal.SIGTERM, signal.SIGINT):
         previous[sig] = signal.signal(sig, _handle)
     try:

@@ -108,8 +108,8 @@ def replace(
         vectors.delete(conn, stale)
         conn.execute(delete(page_chunks).where(page_chunks.c.id.in_(stale)))
         stats.deleted = len(stale)
-    for row in to_insert:
-        result = conn.execute(insert(page_chunks).values(**row))
+    for values in to_insert:
+        result = conn.execute(insert(page_chunks).values(**values))
         stats.inserted_ids.append(int(result.inserted_primary_key[0]))  # type: ignore[index]
     stats.inserted = len(to_insert)
     return stats

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -140,7 +140,7 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
             {"ids": _json_ids(ids)},
         )
     }
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"id": cid, "v": np.ascontiguousarray(vec, dtype=np.float32).tobytes()}
         for cid, vec in zip(ids, vectors, strict=True)
         if cid in live

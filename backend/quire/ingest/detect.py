@@ -1,0 +1,189 @@
+"""Decide what a file is from its bytes; the file name is never consulted.
+
+Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), known binary
+signatures (rejected by name), zip containers (EPUB if it has the EPUB ``mimetype`` entry or
+``META-INF/container.xml``), then text: Perplexity markdown (either layout of DESIGN §7), other
+markdown, plain text. Text must be UTF-8 or UTF-16 with a BOM; a file that is neither but looks
+like text (no NUL bytes, few control characters) is read as cp1252, the usual legacy encoding.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+import zipfile
+import zlib
+from pathlib import Path
+
+from quire.errors import EmptyFile, UnsupportedFileType
+from quire.ingest.types import Kind
+
+log = logging.getLogger(__name__)
+
+HEAD_BYTES = 1024
+SAMPLE_BYTES = 64 * 1024
+EPUB_MIMETYPE = b"application/epub+zip"
+
+# Signatures of formats people are likely to upload by mistake, so the error can name them.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"BM", "a BMP image"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Microsoft Office document (doc/xls/ppt)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!\x1a\x07", "a RAR archive"),
+    (b"BZh", "a bzip2 archive"),
+    (b"\xfd7zXZ\x00", "an xz archive"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"MZ", "a Windows executable"),
+    (b"ID3", "an MP3 audio file"),
+    (b"OggS", "an Ogg media file"),
+    (b"fLaC", "a FLAC audio file"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"{\\rtf", "an RTF document"),
+    (b"AT&TFORM", "a DjVu document"),
+    (b"%!PS", "a PostScript file"),
+)
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+_BUILTIN_LOGO = re.compile(r"<img\b[^>]*(?:pplx|perplexity|class=[\"']logo[\"'])", re.IGNORECASE)
+_FOOTNOTE_DEF = re.compile(r"^\[\^\d+_\d+\]:", re.MULTILINE)
+_H1 = re.compile(r"^# \S", re.MULTILINE)
+_H2 = re.compile(r"^## \S", re.MULTILINE)
+_EXPORTER_FIELD = re.compile(r"^\*\*(?:Space|ID):\*\*", re.MULTILINE)
+
+_MD_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
+_MD_SETEXT = re.compile(r"^\S[^\n]*\n(?:=+|-{3,})[ \t]*$", re.MULTILINE)
+_MD_LIST = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]) \S", re.MULTILINE)
+_MD_LINK = re.compile(r"!?\[[^\]\n]+\]\([^)\s]+\)")
+_MD_FENCE = re.compile(r"^(?:```|~~~)", re.MULTILINE)
+_MD_EMPHASIS = re.compile(r"(\*\*|__)\S[^\n]*?\S\1|`[^`\n]+`")
+_MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
+
+
+def decode_text(data: bytes) -> str:
+    """Decode text bytes: UTF-16 with BOM, UTF-8 (BOM optional), else cp1252."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        log.info("text is not UTF-8; decoding as cp1252")
+        return data.decode("cp1252", errors="replace")
+
+
+def _zip_kind(path: Path) -> Kind:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            mimetype = b""
+            # Only a small entry can be a mimetype; a huge one is not read into memory here.
+            if "mimetype" in names and zf.getinfo("mimetype").file_size <= 256:
+                mimetype = zf.read("mimetype").strip()
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as exc:
+        # A damaged EPUB still starts with its stored ``mimetype`` entry (the spec puts it
+        # first, uncompressed); let the EPUB reader report it as corrupt.
+        with path.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+        if head[30:38] == b"mimetype" and EPUB_MIMETYPE in head[:HEAD_BYTES]:
+            return "epub"
+        raise UnsupportedFileType(
+            f"Unsupported file type: a damaged zip archive, not recognisable as EPUB ({exc})"
+        ) from exc
+    if mimetype == EPUB_MIMETYPE or "META-INF/container.xml" in names:
+        return "epub"
+    if "[Content_Types].xml" in names:
+        what = "an Office Open XML document (docx/xlsx/pptx)"
+    elif mimetype.startswith(b"application/vnd.oasis.opendocument"):
+        what = "an OpenDocument file (odt/ods/odp)"
+    else:
+        what = "a zip archive that is not an EPUB (no EPUB mimetype or META-INF/container.xml)"
+    raise UnsupportedFileType(f"Unsupported file type: {what}")
+
+
+def _looks_binary(sample: bytes) -> bool:
+    if b"\x00" in sample:
+        return True
+    controls = sum(1 for b in sample if b < 0x20 and b not in b"\t\n\r\f\x1b")
+    return controls > max(8, len(sample) // 100)
+
+
+def _sample_text(path: Path) -> str:
+    with path.open("rb") as fh:
+        sample = fh.read(SAMPLE_BYTES)
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # Cut to an even length so a sample boundary cannot split a code unit.
+        return sample[: len(sample) // 2 * 2].decode("utf-16", errors="replace")
+    if _looks_binary(sample):
+        raise UnsupportedFileType("Unsupported file type: binary data (not PDF, EPUB or text)")
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    try:
+        # final=False: a multi-byte character split by the sample boundary is not an error.
+        return decoder.decode(sample, final=False)
+    except UnicodeDecodeError:
+        return sample.decode("cp1252", errors="replace")
+
+
+def is_perplexity_builtin(text: str) -> bool:
+    """Perplexity's own "Export → Markdown": the logo image or footnotes, and `# question` turns."""
+    head = text[:4096]
+    has_turn = bool(_H1.search(text))
+    return has_turn and (bool(_BUILTIN_LOGO.search(head)) or bool(_FOOTNOTE_DEF.search(text)))
+
+
+def is_perplexity_exporter(text: str) -> bool:
+    """The exporter layout: `# title`, `**Space:**`/`**ID:**` lines, then `## query` turns."""
+    lines = [line for line in text[:4096].splitlines() if line.strip()]
+    if not lines or not lines[0].startswith("# "):
+        return False
+    return bool(_EXPORTER_FIELD.search("\n".join(lines[1:8]))) and bool(_H2.search(text))
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Heuristic: headings plus another markdown feature, or several features of any kind."""
+    headings = len(_MD_HEADING.findall(text)) + len(_MD_SETEXT.findall(text))
+    others = [
+        len(_MD_LIST.findall(text)) >= 2,
+        len(_MD_LINK.findall(text)) >= 1,
+        len(_MD_FENCE.findall(text)) >= 2,
+        len(_MD_EMPHASIS.findall(text)) >= 2,
+        bool(_MD_TABLE.search(text)),
+    ]
+    return (headings >= 1 and (headings >= 2 or any(others))) or sum(others) >= 2
+
+
+def detect_kind(path: Path) -> Kind:
+    """The kind of document in ``path``, judged by content; raises EmptyFile/UnsupportedFileType."""
+    with path.open("rb") as fh:
+        head = fh.read(HEAD_BYTES)
+    if not head:
+        raise EmptyFile("The file is empty (0 bytes).")
+    if b"%PDF-" in head:
+        return "pdf"
+    if head.startswith(_ZIP_MAGIC):
+        return _zip_kind(path)
+    for magic, what in _SIGNATURES:
+        # A printable signature ("BM", "MZ", "ID3") could start an ordinary sentence: it only
+        # counts when the bytes after it are binary. RTF and PostScript are text formats.
+        textual = magic.isascii() and all(0x20 <= b < 0x7F for b in magic)
+        if head.startswith(magic) and (
+            not textual or magic in (b"{\\rtf", b"%!PS") or _looks_binary(head)
+        ):
+            raise UnsupportedFileType(f"Unsupported file type: {what}")
+    text = _sample_text(path)
+    if not text.strip():
+        raise EmptyFile("The file contains only whitespace.")
+    stripped = text.lstrip().lower()
+    if stripped.startswith(("<!doctype html", "<html", "<?xml")):
+        raise UnsupportedFileType("Unsupported file type: an HTML/XML document")
+    if is_perplexity_builtin(text) or is_perplexity_exporter(text):
+        return "perplexity"
+    if looks_like_markdown(text):
+        return "markdown"
+    return "text"

@@ -1,0 +1,55 @@
+"""One entry point for the worker: detect the kind, extract, clean, return pages."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+from quire.config import Settings
+from quire.ingest.detect import decode_text, detect_kind
+from quire.ingest.epub import extract_epub
+from quire.ingest.markdown import first_line_title, parse_markdown, parse_text
+from quire.ingest.pdf import extract_pdf
+from quire.ingest.perplexity_md import parse_perplexity_markdown
+from quire.ingest.text_clean import clean_page_text, strip_running_headers
+from quire.ingest.types import Extracted, Page, Progress, no_progress
+
+log = logging.getLogger(__name__)
+
+
+def _clean_pages(pages: list[Page], *, pdf: bool) -> tuple[list[Page], str | None]:
+    """Cleaned pages and, for PDFs, a fallback title taken before running headers go."""
+    # Bare numbers are page numbers only in paginated sources; in markdown they may be content.
+    texts = [clean_page_text(p.text, drop_page_numbers=pdf) for p in pages]
+    first_line = None
+    if pdf:
+        # A running header is often the best title a PDF without metadata has.
+        first_line = first_line_title("\n".join(texts))
+        texts = strip_running_headers(texts)
+    cleaned = [dataclasses.replace(p, text=t) for p, t in zip(pages, texts, strict=True)]
+    return cleaned, first_line
+
+
+def extract_file(path: Path, settings: Settings, progress: Progress = no_progress) -> Extracted:
+    """Detect, extract and clean one file; stages reported to ``progress`` are extract and ocr."""
+    kind = detect_kind(path)
+    log.info("extracting %s as %s", path.name, kind)
+    progress("extract", 0.0)
+    if kind == "pdf":
+        extracted = extract_pdf(path, settings, progress)
+    elif kind == "epub":
+        extracted = extract_epub(path, lambda fraction: progress("extract", fraction))
+    else:
+        text = decode_text(path.read_bytes())
+        if kind == "perplexity":
+            extracted = parse_perplexity_markdown(text)
+        elif kind == "markdown":
+            extracted = parse_markdown(text)
+        else:
+            extracted = parse_text(text)
+        progress("extract", 1.0)
+    extracted.pages, first_line = _clean_pages(extracted.pages, pdf=kind == "pdf")
+    if not extracted.title:
+        extracted.title = first_line
+    return extracted

@@ -1,0 +1,307 @@
+"""PDF text per page with pdfminer.six, and the per-page decision to OCR.
+
+A page is sent to OCR when its text layer has fewer than ``ocr_min_words`` words, or is
+mojibake: pdfminer's ``(cid:N)`` placeholders (a font without a usable ToUnicode map),
+replacement / private-use / control characters, or few letters and digits. Precisely, over the
+non-space characters (each ``(cid:N)`` counted as one bad character): more than 10% bad, or
+less than half letters-and-digits. A page with no text, no images and no vector drawing is
+blank and skipped instead of OCRed.
+
+A hidden OCR layer made by a scanner (vicksburg-scan-ocr.pdf: invisible text under page
+images, with errors such as "Eichmond" for "Richmond") is a text layer like any other: when it
+passes the checks above it is kept, not re-OCRed. Tesseract reads those pages a little better
+but costs 2–4 s per page, and a layer that fails the checks is replaced anyway.
+
+Damage: a file whose cross-reference table cannot be read is rebuilt by scanning for objects
+(as pdfminer does on its own); when the table reads but leads nowhere (a page tree with no
+pages, as in scan-grumman-175.pdf whose xref is off by one) the rebuild is forced. A file
+that needed rebuilding and has no ``%%EOF`` marker near its end is truncated: CorruptFile.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from pdfminer.converter import PDFPageAggregator
+from pdfminer.layout import LAParams, LTCurve, LTFigure, LTImage, LTPage, LTTextBox
+from pdfminer.pdfdocument import (
+    PDFDocument,
+    PDFEncryptionError,
+    PDFNoValidXRef,
+    PDFPasswordIncorrect,
+    PDFXRefFallback,
+)
+from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+from pdfminer.pdfpage import PDFPage
+from pdfminer.pdfparser import PDFParser
+from pdfminer.pdftypes import resolve1
+from pdfminer.psexceptions import PSException
+from pdfminer.utils import decode_text
+
+from quire.config import Settings
+from quire.errors import CorruptFile, EncryptedFile, OcrUnavailable, ResourceLimit
+from quire.ingest.ocr import ocr_pages
+from quire.ingest.types import Extracted, Page, Progress, no_progress
+
+log = logging.getLogger(__name__)
+
+# Defaults except all_texts: text inside Form XObjects (figures, and whole pages in some
+# generators) must not be lost. boxes_flow 0.5 orders two-column papers column by column.
+LAPARAMS = LAParams(
+    line_overlap=0.5,
+    char_margin=2.0,
+    line_margin=0.5,
+    word_margin=0.1,
+    boxes_flow=0.5,
+    detect_vertical=False,
+    all_texts=True,
+)
+EOF_WINDOW = 1024
+_PASSWORD_MESSAGE = "The PDF is password-protected; remove the password and upload it again."
+BAD_SHARE = 0.10
+MIN_ALNUM_SHARE = 0.5
+
+# Errors pdfminer raises on damaged input besides its own PSException tree.
+_PARSE_ERRORS = (PSException, ValueError, KeyError, TypeError, IndexError, AssertionError, EOFError)
+
+_CID = re.compile(r"\(cid:\d+\)")
+_WORD = re.compile(r"\w")
+_APP_PREFIX = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel) - ")
+_FILE_SUFFIX = re.compile(r"\.(?:pdf|docx?|pptx?|xlsx?|indd|tex|dvi|qxd|rtf|odt|pages)$", re.I)
+_PLACEHOLDER_TITLE = re.compile(r"(?:untitled|binder|document|presentation)\s*\d*", re.I)
+
+
+@dataclass(frozen=True)
+class RawPage:
+    """A page's text layer and whether it should be OCRed (``ocr_reason`` says why)."""
+
+    number: int
+    text: str
+    ocr_reason: str | None = None
+
+
+@dataclass
+class TextLayer:
+    """Everything read from a PDF without OCR."""
+
+    pages: list[RawPage]
+    title: str | None
+    author: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def count_words(text: str) -> int:
+    """Words with at least one letter or digit; ``(cid:N)`` placeholders are not words."""
+    return sum(1 for token in _CID.sub(" ", text).split() if _WORD.search(token))
+
+
+def ocr_reason(text: str, min_words: int) -> str | None:
+    """Why this text layer should be replaced by OCR ("few_words", "mojibake"), or None."""
+    if count_words(text) < min_words:
+        return "few_words"
+    cids = len(_CID.findall(text))
+    chars = [c for c in _CID.sub("", text) if not c.isspace()]
+    total = len(chars) + cids
+    if not total:
+        return "few_words"
+    bad = cids + sum(
+        1 for c in chars if c == "\ufffd" or unicodedata.category(c) in ("Co", "Cc", "Cs")
+    )
+    alnum = sum(1 for c in chars if c.isalnum())
+    if bad / total > BAD_SHARE or alnum / total < MIN_ALNUM_SHARE:
+        return "mojibake"
+    return None
+
+
+class _RebuiltDocument(PDFDocument):
+    """A PDFDocument that ignores the xref table and rebuilds it by scanning the file."""
+
+    def find_xref(self, parser: PDFParser) -> int:
+        raise PDFNoValidXRef("rebuilding the cross-reference table")
+
+
+def _decode_info(value: object) -> str | None:
+    value = resolve1(value)
+    if isinstance(value, bytes):
+        value = decode_text(value)
+    if not isinstance(value, str):
+        return None
+    value = "".join(c for c in value if c.isprintable()).strip()
+    return value or None
+
+
+def _clean_title(title: str | None) -> str | None:
+    """Drop what generators put in Title when nobody set one ("Binder1.pdf", "Untitled")."""
+    if title is None:
+        return None
+    title = _FILE_SUFFIX.sub("", _APP_PREFIX.sub("", title)).strip()
+    return None if not title or _PLACEHOLDER_TITLE.fullmatch(title) else title
+
+
+def _open(fh: BinaryIO, has_eof: bool, rebuild: bool) -> PDFDocument:
+    cls = _RebuiltDocument if rebuild else PDFDocument
+    truncated = "" if has_eof else " (the file looks truncated: no %%EOF marker at its end)"
+    try:
+        doc = cls(PDFParser(fh), password="")
+    except PDFPasswordIncorrect as exc:
+        raise EncryptedFile(_PASSWORD_MESSAGE) from exc
+    except PDFEncryptionError as exc:
+        if not has_eof:
+            raise CorruptFile(f"Damaged PDF{truncated}: {exc}") from exc
+        raise EncryptedFile(f"The PDF uses an unsupported encryption scheme: {exc}") from exc
+    except _PARSE_ERRORS as exc:
+        raise CorruptFile(f"Damaged PDF{truncated}: {exc or type(exc).__name__}") from exc
+    rebuilt = any(isinstance(x, PDFXRefFallback) for x in doc.xrefs)
+    if rebuilt and not has_eof:
+        raise CorruptFile(f"Damaged PDF{truncated}: the cross-reference table is missing.")
+    return doc
+
+
+def _page_text(layout: LTPage) -> tuple[str, bool]:
+    """Text boxes in reading order (figure text after the body), and whether anything is drawn."""
+    boxes: list[str] = []
+    drawn = False
+
+    def walk(container: Any) -> None:
+        nonlocal drawn
+        for item in container:
+            if isinstance(item, LTTextBox):
+                boxes.append(item.get_text().strip("\n"))
+            elif isinstance(item, LTFigure):
+                drawn = True
+                walk(item)
+            elif isinstance(item, LTImage | LTCurve):
+                drawn = True
+
+    walk(layout)
+    return "\n\n".join(b for b in boxes if b.strip()), drawn
+
+
+def _iter_layouts(doc: PDFDocument, pages: list[PDFPage]) -> Iterator[tuple[int, LTPage | None]]:
+    rsrcmgr = PDFResourceManager(caching=True)
+    device = PDFPageAggregator(rsrcmgr, laparams=LAPARAMS)
+    interpreter = PDFPageInterpreter(rsrcmgr, device)
+    for number, page in enumerate(pages, start=1):
+        try:
+            interpreter.process_page(page)
+            yield number, device.get_result()
+        except _PARSE_ERRORS as exc:
+            # One broken content stream should not sink the book; OCR may still read it.
+            log.warning("page %d: text layer unreadable (%s)", number, exc)
+            yield number, None
+
+
+def read_text_layer(
+    path: Path,
+    *,
+    max_pages: int,
+    min_words: int,
+    progress: Callable[[float], None] | None = None,
+) -> TextLayer:
+    """Read every page's text layer and mark the pages that need OCR."""
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        fh.seek(max(0, size - EOF_WINDOW))
+        has_eof = b"%%EOF" in fh.read()
+        fh.seek(0)
+        doc = _open(fh, has_eof, rebuild=False)
+        pages = _list_pages(doc)
+        if not pages and not any(isinstance(x, PDFXRefFallback) for x in doc.xrefs):
+            log.info("%s: no pages through the xref table; rebuilding it", path.name)
+            fh.seek(0)
+            doc = _open(fh, has_eof, rebuild=True)
+            pages = _list_pages(doc)
+        if not pages:
+            raise CorruptFile("Damaged PDF: no pages found.")
+        if len(pages) > max_pages:
+            raise ResourceLimit(f"The PDF has {len(pages)} pages; the limit is {max_pages}.")
+        info: dict[str, Any] = {}
+        for entry in doc.info:
+            info.update(entry)
+        raw: list[RawPage] = []
+        for number, layout in _iter_layouts(doc, pages):
+            if layout is None:
+                text, drawn = "", True
+            else:
+                text, drawn = _page_text(layout)
+            reason = ocr_reason(text, min_words)
+            if reason == "few_words" and not text.strip() and not drawn:
+                reason = None  # a blank page: nothing to read
+            raw.append(RawPage(number, text, reason))
+            if progress is not None:
+                progress(number / len(pages))
+    return TextLayer(
+        pages=raw,
+        title=_clean_title(_decode_info(info.get("Title"))),
+        author=_decode_info(info.get("Author")),
+        metadata={
+            "page_count": len(pages),
+            "producer": _decode_info(info.get("Producer")),
+            "rebuilt_xref": any(isinstance(x, PDFXRefFallback) for x in doc.xrefs),
+        },
+    )
+
+
+def _list_pages(doc: PDFDocument) -> list[PDFPage]:
+    try:
+        return list(PDFPage.create_pages(doc))
+    except PDFPasswordIncorrect as exc:
+        raise EncryptedFile(_PASSWORD_MESSAGE) from exc
+    except _PARSE_ERRORS as exc:
+        raise CorruptFile(f"Damaged PDF: the page tree cannot be read ({exc})") from exc
+
+
+def _use_ocr(raw: RawPage, ocr_text: str) -> bool:
+    if raw.ocr_reason == "mojibake":
+        return count_words(ocr_text) > 0
+    return count_words(ocr_text) >= count_words(raw.text)
+
+
+def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress) -> Extracted:
+    """Pages of a PDF: the text layer, replaced by OCR on the pages that need it.
+
+    If OCR is not installed, a PDF with no usable text layer at all fails with OcrUnavailable;
+    otherwise the pages that wanted OCR keep their text layer and are listed in
+    ``metadata["ocr_skipped_pages"]`` (a blank verso should not need tesseract).
+    """
+    layer = read_text_layer(
+        path,
+        max_pages=settings.max_pages,
+        min_words=settings.ocr_min_words,
+        progress=lambda fraction: progress("extract", fraction),
+    )
+    wanted = [p.number for p in layer.pages if p.ocr_reason]
+    ocr_text: dict[int, str] = {}
+    metadata = dict(layer.metadata)
+    if wanted:
+        try:
+            ocr_text = ocr_pages(
+                path,
+                wanted,
+                dpi=settings.ocr_dpi,
+                lang=settings.ocr_lang,
+                workers=settings.ocr_workers,
+                on_page=lambda done, total: progress("ocr", done / total),
+            )
+        except OcrUnavailable:
+            if not any(p.ocr_reason is None and p.text.strip() for p in layer.pages):
+                raise
+            log.warning("%s: OCR unavailable; %d page(s) keep their text layer", path, len(wanted))
+            metadata["ocr_skipped_pages"] = wanted
+    pages: list[Page] = []
+    for raw in layer.pages:
+        text = ocr_text.get(raw.number)
+        if text is not None and _use_ocr(raw, text):
+            pages.append(Page(raw.number, text, source="ocr", meta={"ocr_reason": raw.ocr_reason}))
+        else:
+            pages.append(Page(raw.number, raw.text, source="text_layer"))
+    metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]
+    return Extracted(
+        kind="pdf", title=layer.title, author=layer.author, pages=pages, metadata=metadata
+    )

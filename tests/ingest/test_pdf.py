@@ -1,0 +1,204 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+from fpdf.enums import EncryptionMethod
+
+from quire.config import Settings
+from quire.errors import CorruptFile, EncryptedFile, ResourceLimit
+from quire.ingest.extract import extract_file
+from quire.ingest.pdf import count_words, ocr_reason, read_text_layer
+from quire.ingest.types import Extracted
+
+# CI clones the repo next to shared/: always resolve it as <repo>/../shared.
+DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
+PDFS = DOCS / "pdf"
+
+LOREM = (
+    "Quire keeps every page of a document so that an answer can cite the exact page it came "
+    "from, and this sentence exists only to give the text layer enough real words. "
+)
+
+
+@pytest.fixture(scope="module")
+def settings() -> Settings:
+    return Settings(ocr_dpi=200)
+
+
+@pytest.fixture(scope="module")
+def naacl(settings: Settings) -> Extracted:
+    return extract_file(PDFS / "naacl06-shinyama.pdf", settings)
+
+
+def _text(extracted: Extracted) -> str:
+    return "\n".join(p.text for p in extracted.pages)
+
+
+def test_ligatures_expanded_in_a_type1_paper(naacl: Extracted) -> None:
+    text = _text(naacl)
+    assert not re.search("[\ufb00-\ufb06]", text)
+    words = set(re.findall(r"\w+", text))
+    for word in ("find", "first", "flew", "reflect", "specific", "significant", "officials"):
+        assert word in words, word
+    # ligature + hyphenated line break ("conﬁ-\ndence") in one word
+    assert "confidence" in words
+
+
+def test_two_column_paper_pages_and_title(naacl: Extracted) -> None:
+    assert naacl.kind == "pdf"
+    assert [p.number for p in naacl.pages] == list(range(1, 9))
+    assert all(p.source == "text_layer" for p in naacl.pages)
+    # No Title in the document info: the first line of page 1 stands in.
+    assert naacl.title == "Preemptive Information Extraction using Unrestricted Relation Discovery"
+    # Column order: the abstract, then section 1 whose left column runs on into the right one
+    # ("arti-" at the foot of the column, "cles" at the top of the next).
+    page1 = naacl.pages[0].text
+    assert page1.index("We are trying to extend the boundary") < page1.index("1 Background")
+    assert "specify articles and adjust its patterns" in page1
+
+
+def test_dmca_has_18_numbered_pages_without_running_header(settings: Settings) -> None:
+    doc = extract_file(PDFS / "dmca-summary.pdf", settings)
+    assert [p.number for p in doc.pages] == list(range(1, 19))
+    assert doc.title == "The Digital Millennium Copyright Act of 1998"
+    assert doc.author == "United States Copyright Office - jmf"
+    assert doc.metadata["page_count"] == 18 and doc.metadata["ocr_pages"] == []
+    # The running header of pages 2–18 is gone; page 1 keeps its title in capitals.
+    assert doc.pages[0].text.startswith("THE DIGITAL MILLENNIUM COPYRIGHT ACT OF 1998")
+    assert all("The Digital Millennium Copyright Act of 1998" not in p.text for p in doc.pages[1:])
+    assert doc.pages[1].text.startswith("TITLE I: WIPO TREATY IMPLEMENTATION")
+    assert "Registration as a Prerequisite to Suit" in doc.pages[2].text
+    # "Page 18" footer lines are gone too.
+    assert not any(re.search(r"^Page \d+$", p.text, re.M) for p in doc.pages)
+
+
+def test_polish_diacritics_via_identity_cmap(settings: Settings) -> None:
+    doc = extract_file(PDFS / "polish-invoice-identity-cmap.pdf", settings)
+    text = _text(doc)
+    for word in ("Łódź", "Żwirki", "Spółka", "Książę", "żółw", "sprzedaży", "płatności"):
+        assert word in text, word
+    assert doc.title == "Faktura nr FV 1/2021"
+
+
+def test_hidden_ocr_layer_of_a_scan_is_kept(settings: Settings) -> None:
+    doc = extract_file(PDFS / "vicksburg-scan-ocr.pdf", settings)
+    assert [p.source for p in doc.pages] == ["text_layer"] * 6
+    text = _text(doc)
+    assert "Johnston is coming with fifty" in text and "Grant" in text
+    # "Binder1.pdf" in Title is a placeholder; the running head makes a better title...
+    assert doc.title == "THE SIEGE OF VICKSBURG."
+    # ...and is stripped from the pages, OCR misspellings included.
+    assert not re.search(r"SIEGE\s+O[FP]\s+VICKSBU", text)
+
+
+def test_progress_is_reported_per_page() -> None:
+    seen: list[float] = []
+    read_text_layer(PDFS / "dmca-summary.pdf", max_pages=100, min_words=10, progress=seen.append)
+    assert len(seen) == 18 and seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_too_many_pages(settings: Settings) -> None:
+    with pytest.raises(ResourceLimit, match="18 pages; the limit is 5"):
+        extract_file(PDFS / "dmca-summary.pdf", settings.model_copy(update={"max_pages": 5}))
+
+
+def test_truncated_pdf_is_corrupt(tmp_path: Path, settings: Settings) -> None:
+    for name in ("naacl06-shinyama.pdf", "dmca-summary.pdf", "vicksburg-scan-ocr.pdf"):
+        data = (PDFS / name).read_bytes()
+        half = tmp_path / name
+        half.write_bytes(data[: len(data) // 2])
+        with pytest.raises(CorruptFile, match="truncated") as err:
+            extract_file(half, settings)
+        assert "Damaged PDF" in err.value.message
+
+
+def test_garbage_after_the_header_is_corrupt(tmp_path: Path, settings: Settings) -> None:
+    path = tmp_path / "junk.pdf"
+    path.write_bytes(b"%PDF-1.7\n" + b"this is not a pdf body\n" * 50 + b"%%EOF\n")
+    with pytest.raises(CorruptFile):
+        extract_file(path, settings)
+
+
+def _fpdf(*pages: str) -> FPDF:
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for text in pages:
+        pdf.add_page()
+        if text:
+            pdf.multi_cell(w=0, text=text)
+    return pdf
+
+
+@pytest.mark.parametrize("method", [EncryptionMethod.RC4, EncryptionMethod.AES_256])
+def test_password_protected_pdf(
+    tmp_path: Path, settings: Settings, method: EncryptionMethod
+) -> None:
+    pdf = _fpdf(LOREM * 3)
+    pdf.set_encryption(
+        owner_password="owner-secret", user_password="user-secret", encryption_method=method
+    )
+    path = tmp_path / "locked.pdf"
+    pdf.output(str(path))
+    with pytest.raises(EncryptedFile, match="password-protected"):
+        extract_file(path, settings)
+
+
+def test_owner_password_only_pdf_is_readable(tmp_path: Path, settings: Settings) -> None:
+    # Like dmca-summary.pdf: encrypted with an empty user password, so anyone may read it.
+    pdf = _fpdf(LOREM * 3)
+    pdf.set_encryption(owner_password="owner-secret")
+    path = tmp_path / "restricted.pdf"
+    pdf.output(str(path))
+    doc = extract_file(path, settings)
+    assert "cite the exact page" in doc.pages[0].text
+
+
+def test_leading_junk_before_the_header_is_tolerated(tmp_path: Path, settings: Settings) -> None:
+    path = tmp_path / "junk-first.pdf"
+    path.write_bytes(b"X-Mailer junk line\r\n" * 20 + bytes(_fpdf(LOREM * 2, LOREM).output()))
+    doc = extract_file(path, settings)
+    assert [p.number for p in doc.pages] == [1, 2]
+    assert all("cite the exact page" in p.text for p in doc.pages)
+
+
+def test_blank_page_is_not_sent_to_ocr(tmp_path: Path) -> None:
+    path = tmp_path / "blank-middle.pdf"
+    _fpdf(LOREM * 2, "", LOREM).output(str(path))
+    layer = read_text_layer(path, max_pages=10, min_words=10)
+    assert [p.ocr_reason for p in layer.pages] == [None, None, None]
+    assert layer.pages[1].text == ""
+
+
+def test_a_page_with_drawing_and_few_words_wants_ocr(tmp_path: Path) -> None:
+    pdf = _fpdf(LOREM * 2)
+    pdf.add_page()
+    pdf.rect(20, 20, 100, 60)
+    pdf.text(25, 30, "Figure 1")
+    path = tmp_path / "figure.pdf"
+    pdf.output(str(path))
+    layer = read_text_layer(path, max_pages=10, min_words=10)
+    assert [p.ocr_reason for p in layer.pages] == [None, "few_words"]
+
+
+def test_ocr_reason_rules() -> None:
+    good = "The quick brown fox jumps over the lazy dog again and again and again."
+    assert ocr_reason(good, 10) is None
+    assert ocr_reason("Figure 3: results", 10) == "few_words"
+    assert ocr_reason("", 10) == "few_words"
+    # pdfminer's placeholders for glyphs without a Unicode mapping
+    cids = " ".join(f"(cid:{n})(cid:{n + 1})(cid:{n + 2})" for n in range(40))
+    assert ocr_reason(cids, 10) == "few_words"  # no real words at all
+    assert ocr_reason(good + " " + cids, 10) == "mojibake"
+    assert ocr_reason(good + " \ue001\ue002\ue003\ue004\ue005\ue006\ue007\ue008", 10) == "mojibake"
+    assert ocr_reason("%$#@ !&*^ ~|<> {}[] " * 10 + "a b c d e f g h i j k", 10) == "mojibake"
+    # A page of figures and prices is not mojibake.
+    assert ocr_reason("Razem 121,00 PLN 27,83 148,83 VAT 23% netto brutto " * 3, 10) is None
+    # A stray (cid:N) in a formula does not condemn a page.
+    assert ocr_reason(good * 5 + " (cid:80) ", 10) is None
+
+
+def test_count_words_ignores_placeholders_and_punctuation() -> None:
+    assert count_words("one two, three — (cid:12) ! 4") == 4

@@ -1,0 +1,58 @@
+"""The `quire` command as a user runs it (a real subprocess each time)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import DOCS
+from tests.e2e.helpers import quire
+
+
+def test_ingest_wait_docs_rm(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "thread.md").write_bytes(
+        (DOCS / "perplexity" / "pnw-states-multiturn.md").read_bytes()
+    )
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    (folder / ".hidden.txt").write_text("never read")
+    r = quire(data, "ingest", str(folder), str(DOCS / "epub" / "alice-epub3.epub"), "--wait")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "skipped" in r.stderr and "photo.png" in r.stderr  # found in a folder: a warning
+    docs = json.loads(quire(data, "docs", "--json").stdout)
+    assert sorted(d["kind"] for d in docs) == ["epub", "perplexity"]
+    assert {d["status"] for d in docs} == {"ready"}
+    assert all(d["chunk_count"] > 0 for d in docs)
+    table = quire(data, "docs").stdout
+    assert "perplexity" in table and "ready" in table
+
+    again = quire(data, "ingest", str(folder / "thread.md"))
+    assert "already in the library" in again.stdout
+
+    epub_id = next(d["id"] for d in docs if d["kind"] == "epub")
+    assert quire(data, "rm", str(epub_id)).returncode == 0
+    assert [d["kind"] for d in json.loads(quire(data, "docs", "--json").stdout)] == ["perplexity"]
+    missing = quire(data, "rm", "999")
+    assert missing.returncode == 1 and "999" in missing.stderr
+
+
+def test_ingest_of_a_named_bad_file_fails_the_command(tmp_path: Path) -> None:
+    bad = tmp_path / "paper.pdf"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    r = quire(tmp_path / "data", "ingest", str(bad), str(empty))
+    assert r.returncode == 1
+    assert "paper.pdf" in r.stderr and "empty" in r.stderr
+
+
+def test_doctor_checks_the_real_tools(tmp_path: Path) -> None:
+    r = quire(tmp_path / "data", "doctor", QUIRE_OLLAMA_URL="http://127.0.0.1:9")
+    assert r.returncode == 0, r.stdout
+    for expected in ("tesseract", "poppler", "sqlite-vec", "embedder", "ollama (optional)"):
+        assert expected in r.stdout
+    assert "FAIL" not in r.stdout
+    broken = quire(tmp_path / "data", "doctor", QUIRE_OCR_LANG="xyz")
+    assert broken.returncode == 1 and "xyz" in broken.stdout
