@@ -245,6 +245,93 @@ def serve(host: str | None, port: int | None) -> None:
     )
 
 
+@main.command()
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option("--doc", "doc_ids", type=int, multiple=True, help="Only this document (repeat).")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["pdf", "epub", "perplexity", "markdown", "text"]),
+    help="Only documents of this kind (repeat).",
+)
+@click.option("--mode", type=click.Choice(["precise", "exhaustive"]), default=None)
+@click.option("--no-rerank", is_flag=True, help="Keep the fusion order.")
+def search(
+    query: str,
+    as_json: bool,
+    limit: int,
+    doc_ids: tuple[int, ...],
+    kinds: tuple[str, ...],
+    mode: str | None,
+    no_rerank: bool,
+) -> None:
+    """Hybrid search (BM25 + dense + exact keywords) with highlighted passages."""
+    from quire.embed.base import make_embedder
+    from quire.retrieval.rerank import load_reranker
+    from quire.retrieval.search import Searcher, SearchOptions
+    from quire.storage.db import open_database
+
+    settings = _settings()
+    db = open_database(settings)
+    embedder = make_embedder(settings)
+    searcher = Searcher(db, settings, embedder, None if no_rerank else load_reranker(settings))
+    try:
+        result = searcher.search(
+            query,
+            SearchOptions(
+                strategy=mode,  # type: ignore[arg-type]
+                document_ids=doc_ids,
+                kinds=kinds,
+                rerank=not no_rerank,
+                limit=limit,
+            ),
+        )
+    except QuireError as exc:
+        err_console.print(f"[red]✗[/red] {exc.message}")
+        sys.exit(1)
+    finally:
+        searcher.close()
+        embedder.close()
+        db.dispose()
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), default=str, indent=2))
+        return
+    for notice in result.notices:
+        err_console.print(f"[yellow]note[/yellow] {notice}")
+    for n, hit in enumerate(result.hits, start=1):
+        where = f"p. {hit.page}" if hit.kind == "pdf" else f"§{hit.page}"
+        head = f" — {hit.heading_path}" if hit.heading_path else ""
+        legs = " ".join(f"{leg}#{rank}" for leg, rank in hit.ranks.items())
+        rr = f" rerank {hit.rerank:.2f}" if hit.rerank is not None else ""
+        console.print(f"[bold]{n}. {hit.title}[/bold] ({hit.kind}, {where}){head}")
+        console.print(f"   [dim]{legs}{rr}[/dim]")
+        console.print("   " + _marked(hit.text, hit.highlights, 400))
+    stages = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
+    console.print(f"[dim]{len(result.hits)} hits · {stages}[/dim]")
+
+
+def _marked(passage: str, spans: list[tuple[int, int]], width: int) -> str:
+    """The passage around its first match, matches in bold, escaped for rich markup."""
+    from rich.markup import escape
+
+    start = max(0, spans[0][0] - width // 3) if spans else 0
+    end = min(len(passage), start + width)
+    out, pos = [], start
+    for s, e in spans:
+        if e <= start or s >= end:
+            continue
+        s, e = max(s, start), min(e, end)
+        out.append(escape(passage[pos:s]))
+        out.append(f"[bold yellow]{escape(passage[s:e])}[/bold yellow]")
+        pos = e
+    out.append(escape(passage[pos:end]))
+    text = "".join(out).replace("\n", " ")
+    return ("…" if start else "") + text + ("…" if end < len(passage) else "")
+
+
 def _check(name: str, fn: Any) -> tuple[str, bool, str]:
     try:
         return name, True, str(fn())
@@ -332,3 +419,41 @@ def doctor() -> None:
         table.add_row(name, mark, detail)
     console.print(table)
     sys.exit(1 if failed else 0)
+
+
+@main.command("eval")
+@click.option(
+    "--dataset",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels/test.tsv [, train.tsv].",
+)
+@click.option("--split", type=click.Choice(["test", "train", "both"]), default="test")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--max-queries", type=click.IntRange(min=1), default=None, help="First N per split.")
+@click.option("--variants", default="bm25,dense,hybrid,rerank", help="Comma-separated subset.")
+def eval_(dataset: Path, split: str, as_json: bool, max_queries: int | None, variants: str) -> None:
+    """Measure retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10, latency per stage."""
+    from quire.retrieval import eval as evaluation
+
+    settings = _settings()
+    _setup_logging(settings)
+    splits = ["test", "train"] if split == "both" else [split]
+    try:
+        with evaluation.rich_progress(err_console) as progress:
+            report = evaluation.run_eval(
+                settings,
+                dataset,
+                splits=splits,
+                variants=[v.strip() for v in variants.split(",") if v.strip()],
+                max_queries=max_queries,
+                progress=progress,
+            )
+    except QuireError as exc:
+        err_console.print(f"[red]✗[/red] {exc.message}")
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for table in evaluation.tables(report):
+        console.print(table)

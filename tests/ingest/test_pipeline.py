@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.helpers import integrity, write_long_text
-from tests.fakes import FakeOllama
-
 from quire.config import Settings
 from quire.ingest.worker import Worker
 from quire.storage import documents, vectors
 from quire.storage.db import Database
+from tests.e2e.helpers import integrity, write_long_text
+from tests.fakes import FakeOllama
 
 
 def _add(db: Database, settings: Settings, path: Path, key: str | None = None) -> documents.Intake:

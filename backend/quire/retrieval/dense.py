@@ -1,0 +1,148 @@
+"""The dense leg: nearest chunks to a query vector.
+
+sqlite-vec's ``vec0`` table is the store of record. Its KNN is a brute-force scan (~100 ms at
+100k float vectors here), so searches are served from an in-memory matrix mirror (a numpy
+product over the same vectors, ~5x faster) that follows the table: its signature (model,
+count, max and sum of rowids) is checked on every search, new rows are appended, anything else
+reloads it. Chunk ids are never reused (AUTOINCREMENT), which makes that signature sound.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Connection, text
+
+from quire.retrieval.filters import Filter
+
+log = logging.getLogger(__name__)
+
+Vector = npt.NDArray[np.float32]
+
+
+def knn_sqlite(conn: Connection, query: Vector, *, k: int, flt: Filter) -> list[tuple[int, float]]:
+    """KNN in sqlite-vec; returns (chunk id, cosine similarity), best first."""
+    where, params = flt.sql("c", "d")
+    allowed = conn.execute(
+        text(
+            "SELECT json_group_array(c.id) FROM page_chunks c "
+            f"JOIN documents d ON d.id = c.document_id WHERE {where}"
+        ),
+        params,
+    ).scalar_one()
+    rows = conn.execute(
+        text(
+            "SELECT rowid, distance FROM vec.page_vecs WHERE embedding MATCH :q AND k = :k "
+            "AND rowid IN (SELECT value FROM json_each(:allowed))"
+        ),
+        {"q": np.ascontiguousarray(query, dtype=np.float32).tobytes(), "k": k, "allowed": allowed},
+    ).all()
+    # vec0's default metric is L2; for unit vectors cosine = 1 - d²/2.
+    return [(int(r[0]), 1.0 - float(r[1]) ** 2 / 2.0) for r in rows]
+
+
+@dataclass(frozen=True)
+class _Signature:
+    model: str
+    count: int
+    max_id: int
+    sum_id: int
+
+
+class DenseMirror:
+    """An in-memory copy of ``vec.page_vecs`` with each row's document id, kept in step."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sig: _Signature | None = None
+        self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.docs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.matrix: Vector = np.zeros((0, 0), dtype=np.float32)
+
+    @staticmethod
+    def _signature(conn: Connection) -> _Signature | None:
+        meta = conn.exec_driver_sql("SELECT model || '@' || created_at FROM vec.page_vecs_meta")
+        model = meta.scalar()
+        if model is None:
+            return None
+        row = conn.exec_driver_sql(
+            "SELECT count(*), coalesce(max(rowid), 0), coalesce(sum(rowid), 0) FROM vec.page_vecs"
+        ).one()
+        return _Signature(str(model), int(row[0]), int(row[1]), int(row[2]))
+
+    def _load(
+        self, conn: Connection, after: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Vector]:
+        rows = conn.execute(
+            text(
+                "SELECT v.rowid, coalesce(c.document_id, -1), v.embedding FROM vec.page_vecs v "
+                "LEFT JOIN page_chunks c ON c.id = v.rowid WHERE v.rowid > :after "
+                "ORDER BY v.rowid"
+            ),
+            {"after": after},
+        ).all()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        if rows:
+            matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+            matrix = matrix.reshape(len(rows), -1)
+        else:
+            matrix = np.zeros((0, self.matrix.shape[1] if self.matrix.size else 0), np.float32)
+        return ids, docs, matrix
+
+    def refresh(self, conn: Connection) -> None:
+        """Bring the mirror in step with the table (cheap when nothing changed)."""
+        sig = self._signature(conn)
+        with self._lock:
+            old = self._sig
+            if sig == old:
+                return
+            if sig is None:
+                self.__init__()  # type: ignore[misc]
+                return
+            if (
+                old is not None
+                and old.model == sig.model
+                and sig.count > old.count
+                and sig.max_id > old.max_id
+            ):
+                ids, docs, matrix = self._load(conn, old.max_id)
+                if old.count + len(ids) == sig.count and old.sum_id + int(ids.sum()) == sig.sum_id:
+                    self.ids = np.concatenate([self.ids, ids])
+                    self.docs = np.concatenate([self.docs, docs])
+                    self.matrix = np.vstack([self.matrix, matrix]) if self.matrix.size else matrix
+                    self._sig = sig
+                    return
+            self.ids, self.docs, self.matrix = self._load(conn, 0)
+            self._sig = sig
+            log.info("dense mirror loaded: %d vectors", len(self.ids))
+
+    def knn(
+        self,
+        query: Vector,
+        *,
+        k: int,
+        allowed_docs: set[int] | None = None,
+        excluded_docs: set[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the k nearest, within ``allowed_docs`` and outside
+        ``excluded_docs`` (and never of a chunk deleted since the last refresh), best first."""
+        with self._lock:
+            ids, docs, matrix = self.ids, self.docs, self.matrix
+        if not len(ids):
+            return []
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        mask = docs >= 0
+        if allowed_docs is not None:
+            mask &= np.isin(docs, np.fromiter(allowed_docs, dtype=np.int64))
+        if excluded_docs:
+            mask &= ~np.isin(docs, np.fromiter(excluded_docs, dtype=np.int64))
+        scores = np.where(mask, scores, -np.inf)
+        k = min(k, len(ids))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]

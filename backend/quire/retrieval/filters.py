@@ -1,0 +1,48 @@
+"""Which documents a search may return: always only ``ready`` ones, optionally only some
+documents or kinds. Applied inside each leg's query, not after it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Document ids and/or kinds to search (empty: all ready documents)."""
+
+    document_ids: tuple[int, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+    def sql(self, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
+        """A WHERE fragment over the chunk and document aliases, with its parameters."""
+        parts = [f"{doc}.status = 'ready'"]
+        params: dict[str, Any] = {}
+        if self.document_ids:
+            parts.append(f"{chunk}.document_id IN (SELECT value FROM json_each(:flt_docs))")
+            params["flt_docs"] = json.dumps(list(self.document_ids))
+        if self.kinds:
+            parts.append(f"{doc}.kind IN (SELECT value FROM json_each(:flt_kinds))")
+            params["flt_kinds"] = json.dumps(list(self.kinds))
+        return " AND ".join(parts), params
+
+    def allowed_documents(self, conn: Connection) -> set[int]:
+        """The ready documents this filter lets through."""
+        where, params = self.sql("c", "d")
+        where = where.replace("c.document_id", "d.id")
+        rows = conn.execute(text(f"SELECT d.id FROM documents d WHERE {where}"), params)
+        return {int(r[0]) for r in rows}
+
+    def missing_documents(self, conn: Connection) -> list[int]:
+        """Requested document ids that do not exist (to tell the user)."""
+        if not self.document_ids:
+            return []
+        rows = conn.execute(
+            text("SELECT id FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"),
+            {"ids": json.dumps(list(self.document_ids))},
+        )
+        found = {int(r[0]) for r in rows}
+        return [d for d in self.document_ids if d not in found]

@@ -1,0 +1,76 @@
+"""The BM25 leg over ``page_chunks_fts`` (FTS5, porter unicode61).
+
+User text never reaches FTS5's query syntax: the query is cut into word tokens, stopwords
+dropped, and every term quoted, so quotes, hyphens, ``AND/OR/NOT``, ``*``, parentheses or any
+script cannot raise an FTS5 syntax error. Terms are OR-ed: BM25 ranks chunks with more of them
+higher.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+from quire.retrieval.filters import Filter
+
+# Frequent English function words: they cost FTS5 the most (long posting lists) and say least.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
+MAX_TERMS = 32
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def terms(query: str) -> list[str]:
+    """The searchable terms of a query: word tokens, lower-cased, stopwords out, deduplicated."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall(query.lower()):
+        tok = tok.strip("_")
+        if not tok or tok in STOPWORDS:
+            continue
+        seen.setdefault(tok, None)
+    out = list(seen)
+    if not out:
+        # A query of stopwords only ("to be or not to be") still searches for its words.
+        out = list(dict.fromkeys(t for t in _TOKEN.findall(query.lower()) if t.strip("_")))
+    return out[:MAX_TERMS]
+
+
+def match_expression(query_terms: Sequence[str]) -> str | None:
+    """An FTS5 MATCH string that ORs the quoted terms, or None when there is nothing to match."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in query_terms if t]
+    return " OR ".join(quoted) if quoted else None
+
+
+def bm25(
+    conn: Connection,
+    query: str,
+    *,
+    limit: int,
+    flt: Filter,
+    heading_weight: float = 0.5,
+) -> list[tuple[int, float]]:
+    """Chunk ids with BM25 scores (higher is better), best first."""
+    expr = match_expression(terms(query))
+    if expr is None:
+        return []
+    where, params = flt.sql("c", "d")
+    rows = conn.execute(
+        text(
+            "SELECT f.rowid, bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts f "
+            "JOIN page_chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
+            f"WHERE page_chunks_fts MATCH :q AND {where} ORDER BY s LIMIT :n"
+        ),
+        {"q": expr, "n": limit, "hw": heading_weight, **params},
+    ).all()
+    # FTS5's bm25() is negative (more negative = better); flip it so that higher is better.
+    return [(int(r[0]), -float(r[1])) for r in rows]

@@ -1,0 +1,1 @@
+"""Answers: LLM routing, map-reduce over sources, verification, extractive mode."""

@@ -1,0 +1,295 @@
+"""A fake Ollama server speaking the real wire protocol over HTTP on 127.0.0.1.
+
+    with FakeOllama(models=["nomic-embed-text:latest"], dim=768) as fake:
+        client = OllamaEmbedder(fake.url, "nomic-embed-text")
+        fake.fail_next(2, status=500)       # failure injection
+        fake.latency_s = 0.2                # added to every request
+        fake.requests_to("/api/embed")      # what the server received
+
+State lives on :class:`FakeOllama`; :func:`create_app` builds the ASGI app around it, so new
+endpoints (``/api/chat`` NDJSON, ``/v1/chat/completions`` SSE) are added as routes there.
+Implemented: ``GET /api/tags``, ``GET /api/version``, ``POST /api/embed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.middleware.base import RequestResponseEndpoint
+
+OLLAMA_VERSION = "0.12.3"
+
+
+@dataclass(frozen=True)
+class FakeOllamaModel:
+    """One locally "pulled" model as ``/api/tags`` lists it."""
+
+    name: str  # with tag, e.g. "nomic-embed-text:latest"
+    family: str = "nomic-bert"
+    parameter_size: str = "137M"
+    quantization_level: str = "F16"
+    size: int = 274_302_450
+    dim: int | None = None  # embedding size; None means the server's default
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the fake received (recorded before any injected failure)."""
+
+    method: str
+    path: str
+    body: Any  # parsed JSON, the raw text if it was not JSON, None if empty
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    status: int
+    error: str
+    path: str | None
+
+
+def _tagged(name: str) -> str:
+    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
+
+
+def ollama_error(status: int, message: str) -> JSONResponse:
+    """Ollama's error shape: ``{"error": "..."}``."""
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class FakeOllama:
+    """State of a fake Ollama plus the uvicorn server (in a thread) that serves it."""
+
+    def __init__(
+        self,
+        models: Iterable[str | FakeOllamaModel] = ("nomic-embed-text:latest",),
+        *,
+        dim: int = 768,
+        latency_s: float = 0.0,
+        normalize: bool = True,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.models: list[FakeOllamaModel] = [
+            m if isinstance(m, FakeOllamaModel) else FakeOllamaModel(_tagged(m)) for m in models
+        ]
+        self.dim = dim
+        self.latency_s = latency_s
+        self.normalize = normalize  # False: vectors of varied length, to test clients normalise
+        self.host = host
+        self.requests: list[RecordedRequest] = []
+        self._failures: deque[_Failure] = deque()
+        self._lock = threading.Lock()
+        self.app = create_app(self)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+        self.port = 0
+
+    # -- knobs ---------------------------------------------------------------------------
+    def fail_next(
+        self,
+        n: int = 1,
+        *,
+        status: int = 500,
+        error: str = "internal error",
+        path: str | None = None,
+    ) -> None:
+        """Answer the next ``n`` requests (to ``path``, or to any path) with ``status``."""
+        with self._lock:
+            self._failures.extend(_Failure(status, error, path) for _ in range(n))
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        """The recorded requests whose path is ``path``."""
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def reset(self) -> None:
+        """Forget recorded requests and pending failures."""
+        with self._lock:
+            self.requests.clear()
+            self._failures.clear()
+
+    def find_model(self, name: str) -> FakeOllamaModel | None:
+        """Resolve a model name as Ollama does (no tag means ``:latest``)."""
+        wanted = _tagged(name)
+        return next((m for m in self.models if m.name == wanted), None)
+
+    def vector(self, model: str, text: str) -> npt.NDArray[np.float32]:
+        """The embedding this fake returns for ``text`` (deterministic, from a hash)."""
+        found = self.find_model(model)
+        dim = (found.dim if found else None) or self.dim
+        digest = hashlib.sha256(f"{_tagged(model)}\0{text}".encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        v = rng.standard_normal(dim).astype(np.float32)
+        v /= np.linalg.norm(v)
+        if not self.normalize:
+            v *= 1.0 + digest[8] % 7
+        return v
+
+    # -- called by the app ---------------------------------------------------------------
+    def _record(self, method: str, path: str, raw: bytes) -> None:
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode(errors="replace")
+        with self._lock:
+            self.requests.append(RecordedRequest(method, path, body))
+
+    def _take_failure(self, path: str) -> _Failure | None:
+        with self._lock:
+            for i, f in enumerate(self._failures):
+                if f.path is None or f.path == path:
+                    del self._failures[i]
+                    return f
+        return None
+
+    # -- server --------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        if not self.port:
+            raise RuntimeError("FakeOllama is not started")
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> FakeOllama:
+        """Serve on a free port in a background thread; returns once it accepts requests."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, 0))
+        self._socket = sock
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="fake-ollama", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("FakeOllama did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down and wait for its thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
+
+    def __enter__(self) -> FakeOllama:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def unused_url(host: str = "127.0.0.1") -> str:
+    """A URL on a port nothing listens on (bound, then released): for "server down" tests."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        port = s.getsockname()[1]
+    return f"http://{host}:{port}"
+
+
+def create_app(fake: FakeOllama) -> FastAPI:
+    """The ASGI app of ``fake``: Ollama's routes plus recording, latency and failure knobs."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+
+    @app.middleware("http")
+    async def knobs(request: Request, call_next: RequestResponseEndpoint) -> Response:
+        fake._record(request.method, request.url.path, await request.body())
+        if fake.latency_s:
+            await asyncio.sleep(fake.latency_s)
+        failure = fake._take_failure(request.url.path)
+        if failure is not None:
+            return ollama_error(failure.status, failure.error)
+        return await call_next(request)
+
+    @app.get("/api/version")
+    async def version() -> dict[str, str]:
+        return {"version": OLLAMA_VERSION}
+
+    @app.get("/api/tags")
+    async def tags() -> dict[str, Any]:
+        return {
+            "models": [
+                {
+                    "name": m.name,
+                    "model": m.name,
+                    "modified_at": "2025-01-15T10:20:30.123456789Z",
+                    "size": m.size,
+                    "digest": hashlib.sha256(m.name.encode()).hexdigest(),
+                    "details": {
+                        "parent_model": "",
+                        "format": "gguf",
+                        "family": m.family,
+                        "families": [m.family],
+                        "parameter_size": m.parameter_size,
+                        "quantization_level": m.quantization_level,
+                    },
+                }
+                for m in fake.models
+            ]
+        }
+
+    @app.post("/api/embed")
+    async def embed(request: Request) -> Response:
+        started = time.perf_counter_ns()
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return ollama_error(400, "invalid character in request body")
+        if not isinstance(body, dict):
+            return ollama_error(400, "invalid request body")
+        name = body.get("model")
+        if not name or not isinstance(name, str):
+            return ollama_error(400, "model is required")
+        if fake.find_model(name) is None:
+            return ollama_error(404, f'model "{name}" not found, try pulling it first')
+        inputs = body.get("input", [])
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            return ollama_error(400, "invalid input type")
+        vectors = [fake.vector(name, t).tolist() for t in inputs]
+        took = time.perf_counter_ns() - started
+        return JSONResponse(
+            {
+                "model": name,
+                "embeddings": vectors,
+                "total_duration": took + 1_000_000,
+                "load_duration": 1_000_000,
+                "prompt_eval_count": sum(len(t.split()) + 2 for t in inputs),
+            }
+        )
+
+    return app

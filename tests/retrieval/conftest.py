@@ -1,0 +1,60 @@
+"""A small library ingested once per module: the shared PDFs, EPUBs and Perplexity thread."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from quire.config import Settings
+from quire.embed.base import Embedder, make_embedder
+from quire.ingest.worker import Worker
+from quire.retrieval.search import Searcher
+from quire.storage import documents
+from quire.storage.db import Database, open_database
+from tests.conftest import DOCS
+
+LIBRARY = [
+    DOCS / "epub" / "alice-epub3.epub",
+    DOCS / "epub" / "readium-smoketest-epub2.epub",
+    DOCS / "pdf" / "dmca-summary.pdf",
+    DOCS / "perplexity" / "pnw-states-multiturn.md",
+]
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Database]]:
+    settings = Settings(data_dir=tmp_path_factory.mktemp("lib") / "data")
+    db = open_database(settings)
+    for path in LIBRARY:
+        documents.add_file(db, settings.files_dir, path, path.name, max_bytes=10**9)
+    worker = Worker(settings, db=db)
+    worker.run(drain=True)
+    worker.close()
+    yield settings, db
+    db.dispose()
+
+
+@pytest.fixture(scope="module")
+def embedder(library: tuple[Settings, Database]) -> Iterator[Embedder]:
+    emb = make_embedder(library[0])
+    yield emb
+    emb.close()
+
+
+@pytest.fixture
+def searcher(library: tuple[Settings, Database], embedder: Embedder) -> Iterator[Searcher]:
+    settings, db = library
+    s = Searcher(db, settings, embedder)
+    yield s
+    s.close()
+
+
+def doc_id(db: Database, filename: str) -> int:
+    with db.read() as conn:
+        return int(
+            conn.exec_driver_sql(
+                "SELECT id FROM documents WHERE filename = ?", (Path(filename).name,)
+            ).scalar_one()
+        )

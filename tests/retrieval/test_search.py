@@ -1,0 +1,190 @@
+"""Hybrid search over real documents: legs, filters inside the query, safe FTS5, mirror."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from quire.config import Settings
+from quire.embed.base import Embedder
+from quire.errors import InputError, NotFound
+from quire.retrieval import dense, fusion, lexical
+from quire.retrieval.filters import Filter
+from quire.retrieval.planner import heuristic_plan, make_plan, plan_from_json
+from quire.retrieval.search import Searcher, SearchOptions, highlight, highlight_patterns
+from quire.storage.db import Database
+from tests.retrieval.conftest import doc_id
+
+HOSTILE = [
+    'AND OR NOT "',
+    '"unbalanced quote',
+    "state-of-the-art NEAR(x y)",
+    "pre* (group) col:umn ^start",
+    "Ω≈ç√∫ 😀🎉",
+    "العربية النص",
+    "東京大学の研究",
+    "-- ; DROP TABLE documents; --",
+    "\x00\x01 control",
+    "a" * 10_000,
+    "the of and to",
+]
+
+
+def test_each_leg_finds_what_it_should(searcher: Searcher) -> None:
+    r = searcher.search("White Rabbit with pink eyes", SearchOptions(limit=5))
+    top = r.hits[0]
+    assert top.kind == "epub" and "Rabbit" in top.text
+    assert {"bm25", "dense"} <= set(top.ranks)
+    assert top.scores["bm25"] > 0 and 0 < top.scores["dense"] <= 1.0001
+    assert top.heading_path  # EPUB section heading path comes with the hit
+    spans = [top.text[s:e].lower() for s, e in top.highlights]
+    assert any(s.startswith("rabbit") for s in spans)
+    for stage in ("plan", "embed", "bm25", "dense", "fusion", "hydrate", "total"):
+        assert stage in r.timings_ms
+    assert r.counts["bm25"] > 0 and r.counts["dense"] > 0
+
+
+def test_exact_leg_matches_hard_keywords_as_substrings(searcher: Searcher) -> None:
+    r = searcher.search('what does "Section 512" say', SearchOptions(limit=5))
+    assert "Section 512" in r.plan.hard_keywords
+    exact_hits = [h for h in r.hits if "exact" in h.ranks]
+    assert exact_hits and all("section 512" in h.text.lower() for h in exact_hits)
+    assert exact_hits[0].kind == "pdf"
+
+
+def test_filters_apply_inside_each_leg(
+    searcher: Searcher, library: tuple[Settings, Database]
+) -> None:
+    _, db = library
+    alice = doc_id(db, "alice-epub3.epub")
+    r = searcher.search("copyright law", SearchOptions(document_ids=(alice,), limit=20))
+    assert r.hits and {h.document_id for h in r.hits} == {alice}
+    r = searcher.search("Washington Oregon Idaho", SearchOptions(kinds=("perplexity",), limit=20))
+    assert r.hits and {h.kind for h in r.hits} == {"perplexity"}
+    with pytest.raises(NotFound, match="999"):
+        searcher.search("anything", SearchOptions(document_ids=(999,)))
+
+
+def test_legs_can_be_chosen(searcher: Searcher) -> None:
+    only_bm25 = searcher.search("Pacific Northwest states", SearchOptions(legs=("bm25",)))
+    assert only_bm25.hits and all(set(h.ranks) == {"bm25"} for h in only_bm25.hits)
+    only_dense = searcher.search("Pacific Northwest states", SearchOptions(legs=("dense",)))
+    assert only_dense.hits and all(set(h.ranks) == {"dense"} for h in only_dense.hits)
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_queries_never_raise(searcher: Searcher, query: str) -> None:
+    r = searcher.search(query, SearchOptions(limit=5))
+    assert isinstance(r.hits, list)
+    if len(query) > 2000:
+        assert any("cut" in n for n in r.notices)
+
+
+def test_empty_query_is_an_input_error(searcher: Searcher) -> None:
+    with pytest.raises(InputError):
+        searcher.search("   ")
+
+
+def test_match_expression_quotes_every_term() -> None:
+    assert lexical.match_expression(lexical.terms('state-of-the-art "AND" OR x*')) == (
+        '"state" OR "art" OR "x"'
+    )
+    assert lexical.terms("the of and") == ["the", "of", "and"]  # stopwords only: keep them
+    assert lexical.match_expression([]) is None
+
+
+def test_documents_not_ready_are_invisible(
+    searcher: Searcher, library: tuple[Settings, Database]
+) -> None:
+    _, db = library
+    pnw = doc_id(db, "pnw-states-multiturn.md")
+    query = "Washington Oregon Idaho population"
+    assert any(h.document_id == pnw for h in searcher.search(query).hits)
+    with db.write() as conn:
+        conn.exec_driver_sql("UPDATE documents SET status = 'processing' WHERE id = ?", (pnw,))
+    try:
+        for legs in (("bm25",), ("dense",), ("bm25", "dense", "exact")):
+            hits = searcher.search(query, SearchOptions(legs=legs)).hits  # type: ignore[arg-type]
+            assert all(h.document_id != pnw for h in hits)
+    finally:
+        with db.write() as conn:
+            conn.exec_driver_sql("UPDATE documents SET status = 'ready' WHERE id = ?", (pnw,))
+
+
+def test_mirror_agrees_with_sqlite_vec_and_follows_changes(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    _, db = library
+    q = embedder.embed(["rabbit hole"])[0]
+    mirror = dense.DenseMirror()
+    with db.read() as conn:
+        mirror.refresh(conn)
+        from_sqlite = dense.knn_sqlite(conn, q, k=10, flt=Filter())
+    from_mirror = mirror.knn(q, k=10)
+    assert [c for c, _ in from_mirror] == [c for c, _ in from_sqlite]
+    np.testing.assert_allclose([s for _, s in from_mirror], [s for _, s in from_sqlite], atol=1e-4)
+    before = len(mirror.ids)
+    # Remove the best chunk's vector: the mirror must notice and reload.
+    best = from_mirror[0][0]
+    with db.write() as conn:
+        blob = conn.exec_driver_sql(
+            "SELECT embedding FROM vec.page_vecs WHERE rowid = ?", (best,)
+        ).scalar_one()
+        conn.exec_driver_sql("DELETE FROM vec.page_vecs WHERE rowid = ?", (best,))
+    try:
+        with db.read() as conn:
+            mirror.refresh(conn)
+        assert len(mirror.ids) == before - 1
+        assert best not in [c for c, _ in mirror.knn(q, k=10)]
+    finally:
+        with db.write() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO vec.page_vecs(rowid, embedding) VALUES (?, ?)", (best, blob)
+            )
+    with db.read() as conn:
+        mirror.refresh(conn)
+    assert mirror.knn(q, k=1)[0][0] == best
+
+
+def test_rrf_and_blend() -> None:
+    fused = fusion.rrf({"a": [(1, 9.0), (2, 8.0)], "b": [(2, 0.9), (3, 0.5)]}, k=60)
+    assert [c for c, _ in fused] == [2, 1, 3]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    weighted = fusion.rrf({"a": [(1, 1.0)], "b": [(2, 1.0)]}, k=60, weights={"a": 0.5})
+    assert [c for c, _ in weighted] == [2, 1]
+    assert fusion.rrf({"a": [(1, 1.0), (1, 0.5), (2, 0.1)]}, k=60)[1][1] == pytest.approx(1 / 62)
+    blended = fusion.blend([(1, 10.0), (2, 8.0), (4, 0.0)], [(2, 0.9), (3, 0.5)])
+    assert [c for c, _ in blended] == [2, 1, 4, 3]  # 2 is in both legs; 4 beats 3 on the tie
+    assert [c for c, _ in fusion.blend([(5, 1.0)], [(6, 1.0)])] == [5, 6]  # BM25 first on ties
+
+
+def test_heuristic_plan_and_llm_plan_validation() -> None:
+    plan = heuristic_plan('compare "safe harbor" rules in DMCA-512 and parse_args() v2.1.3')
+    assert plan.strategy == "exhaustive"
+    for kw in ("safe harbor", "DMCA-512", "parse_args()", "2.1.3"):
+        assert any(kw in k for k in plan.hard_keywords), (kw, plan.hard_keywords)
+    assert heuristic_plan("what is a rabbit").strategy == "precise"
+    good = plan_from_json(
+        'Sure! {"strategy": "precise", "queries": ["rabbit watch", 3], '
+        '"hard_keywords": "ERR-1", "hyde_passage": "The rabbit had a watch."}',
+        "why the watch",
+    )
+    assert good is not None and good.source == "llm"
+    assert good.queries[0] == "why the watch" and "3" in good.queries
+    assert good.hard_keywords == ["ERR-1"]
+    assert plan_from_json("not json at all", "q") is None
+    assert plan_from_json('{"strategy": "everything"}', "q") is None
+    fallback = make_plan("rabbit", llm=lambda prompt: '{"queries": {"bad": 1}}')
+    assert fallback.source == "heuristic"
+
+    def boom(prompt: str) -> str:
+        raise TimeoutError
+
+    assert make_plan("rabbit", llm=boom).source == "heuristic"
+
+
+def test_highlight_spans_are_merged_and_case_insensitive() -> None:
+    pats = highlight_patterns(["Running rabbits"], ["ERR-4"])
+    text = "The RABBIT was running; err-4 and rabbit-hole."
+    spans = highlight(text, pats)
+    assert [text[s:e] for s, e in spans] == ["RABBIT", "running", "err-4", "rabbit"]
