@@ -12,8 +12,11 @@ from fastapi import FastAPI
 from quire import __version__
 from quire.api import errors
 from quire.api.limits import BodySizeLimit
-from quire.api.routes import documents, health, jobs
+from quire.api.routes import documents, health, jobs, search
 from quire.config import Settings
+from quire.embed.base import make_embedder
+from quire.retrieval.rerank import load_reranker
+from quire.retrieval.search import Searcher
 from quire.storage.db import open_database
 
 log = logging.getLogger(__name__)
@@ -27,10 +30,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = open_database(settings)
+        embedder = make_embedder(settings)
+        searcher = Searcher(db, settings, embedder, load_reranker(settings))
         log.info("Quire %s on %s", __version__, settings.data_dir)
         try:
-            yield {"db": db}
+            yield {"db": db, "searcher": searcher}
         finally:
+            searcher.close()
+            embedder.close()
             db.dispose()
 
     app = FastAPI(
@@ -45,6 +52,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
-    for module in (documents, jobs, health):
+    for module in (documents, jobs, search, health):
         app.include_router(module.router)
     return app

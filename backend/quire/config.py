@@ -53,6 +53,49 @@ class Settings(BaseSettings):
     )
     ollama_timeout_s: float = Field(default=120, gt=0, description="Ollama request timeout.")
 
+    # Retrieval
+    pool_precise: int = Field(default=50, ge=1, description="Candidates fused, precise strategy.")
+    pool_exhaustive: int = Field(
+        default=80, ge=1, description="Candidates fused, exhaustive strategy."
+    )
+    dense_k: int = Field(default=40, ge=1, description="Dense neighbours per query variation.")
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal Rank Fusion constant k.")
+    fusion: Literal["rrf", "blend"] = Field(
+        default="rrf", description="rrf, or blend (Pagepiper's normalised 50/50 scores)."
+    )
+    weight_bm25: float = Field(default=1.0, ge=0, description="RRF weight of the BM25 leg.")
+    weight_dense: float = Field(default=1.0, ge=0, description="RRF weight of the dense leg.")
+    weight_exact: float = Field(default=1.0, ge=0, description="RRF weight of the exact leg.")
+    hyde_mode: Literal["off", "fusion", "supplement"] = Field(
+        default="supplement", description="When a hypothetical passage joins the dense leg."
+    )
+    hyde_threshold_score: float = Field(
+        default=0.7, description="supplement: use HyDE when the best dense cosine is below."
+    )
+    hyde_threshold_count: int = Field(
+        default=5, ge=0, description="supplement: use HyDE when fewer dense results than this."
+    )
+    dense_mirror: bool = Field(
+        default=True, description="Serve KNN from an in-memory copy of the vectors (faster)."
+    )
+
+    # Reranking
+    rerank_model_dir: Path | None = Field(
+        default=None,
+        description="Cross-encoder directory (ONNX + tokenizer.json); relative to "
+        "<data_dir>/models; None: <data_dir>/models/cross-encoder/ms-marco-MiniLM-L-6-v2.",
+    )
+    rerank_threads: int = Field(default=1, ge=1, description="Reranker ONNX Runtime threads.")
+    rerank_max_tokens: int = Field(
+        default=256, ge=8, le=512, description="Tokens per (query, passage) pair; passages cut."
+    )
+    rerank_budget_ms: int = Field(
+        default=1500, ge=0, description="Reranking time per search; the rest keep fusion order."
+    )
+    rerank_min_logit: float = Field(
+        default=-5.0, description="Reranked passages below this raw logit are dropped."
+    )
+
     @field_validator("data_dir")
     @classmethod
     def _absolute(cls, v: Path) -> Path:

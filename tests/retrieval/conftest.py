@@ -14,6 +14,7 @@ from quire.retrieval.search import Searcher
 from quire.storage import documents
 from quire.storage.db import Database, open_database
 from tests.conftest import DOCS
+from tests.retrieval.cross_encoder import fp32, models  # noqa: F401 - shared fixtures
 
 LIBRARY = [
     DOCS / "epub" / "alice-epub3.epub",

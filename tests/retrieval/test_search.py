@@ -11,6 +11,7 @@ from quire.errors import InputError, NotFound
 from quire.retrieval import dense, fusion, lexical
 from quire.retrieval.filters import Filter
 from quire.retrieval.planner import heuristic_plan, make_plan, plan_from_json
+from quire.retrieval.rerank import CrossEncoderReranker
 from quire.retrieval.search import Searcher, SearchOptions, highlight, highlight_patterns
 from quire.storage.db import Database
 from tests.retrieval.conftest import doc_id
@@ -188,3 +189,58 @@ def test_highlight_spans_are_merged_and_case_insensitive() -> None:
     text = "The RABBIT was running; err-4 and rabbit-hole."
     spans = highlight(text, pats)
     assert [text[s:e] for s, e in spans] == ["RABBIT", "running", "err-4", "rabbit"]
+
+
+def test_bm25_only_while_the_vector_store_rebuilds(
+    searcher: Searcher, library: tuple[Settings, Database]
+) -> None:
+    _, db = library
+    with db.write() as conn:
+        conn.exec_driver_sql("UPDATE vec.page_vecs_meta SET state = 'rebuilding'")
+    try:
+        r = searcher.search("White Rabbit")
+        assert r.hits and all("dense" not in h.ranks for h in r.hits)
+        assert any("rebuilt" in n for n in r.notices)
+    finally:
+        with db.write() as conn:
+            conn.exec_driver_sql("UPDATE vec.page_vecs_meta SET state = 'ready'")
+    assert any("dense" in h.ranks for h in searcher.search("White Rabbit").hits)
+
+
+def test_search_reranks_with_a_real_onnx_cross_encoder(
+    library: tuple[Settings, Database], embedder: Embedder, fp32: CrossEncoderReranker
+) -> None:
+    settings, db = library
+    searcher = Searcher(db, settings.model_copy(update={"rerank_min_logit": -1e9}), embedder, fp32)
+    try:
+        r = searcher.search("White Rabbit", SearchOptions(limit=10))
+    finally:
+        searcher.close()
+    assert r.rerank is not None and r.rerank["scored"] >= 10
+    assert "reranked" in r.rerank["summary"] and "rerank" in r.timings_ms
+    logits = [h.rerank for h in r.hits]
+    assert all(v is not None for v in logits)
+    assert logits == sorted(logits, reverse=True)  # type: ignore[type-var]
+    assert len(set(logits)) > 1  # raw logits, not a normalised constant
+
+
+def test_a_failing_reranker_keeps_fusion_order(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    class Broken:
+        name = "broken"
+
+        def score(self, query: str, passages: object) -> np.ndarray:
+            raise RuntimeError("onnx exploded")
+
+        def close(self) -> None:
+            pass
+
+    settings, db = library
+    searcher = Searcher(db, settings, embedder, Broken())
+    try:
+        r = searcher.search("White Rabbit", SearchOptions(limit=5))
+    finally:
+        searcher.close()
+    assert r.hits and r.rerank is None
+    assert any("reranking failed" in n for n in r.notices)

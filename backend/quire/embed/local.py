@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from quire.embed.base import Vectors, check_texts, l2_normalise
+from quire.embed.runs import token_runs
 from quire.errors import EmbedderUnavailable
 
 if TYPE_CHECKING:
@@ -170,23 +171,9 @@ class LocalEmbedder:
         return out
 
     def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
-        """Split length-sorted ``order`` into runs of <= batch_size texts and the token cap."""
-        runs: list[list[int]] = []
-        run: list[int] = []
-        for i, length in zip(order, lengths, strict=True):
-            # Sorted ascending, so ``length`` is the padded width if ``i`` joins the run.
-            full = len(run) >= self.batch_size or (
-                self.max_batch_tokens is not None
-                and run
-                and (len(run) + 1) * length > self.max_batch_tokens
-            )
-            if full:
-                runs.append(run)
-                run = []
-            run.append(i)
-        if run:
-            runs.append(run)
-        return runs
+        return token_runs(
+            order, lengths, batch_size=self.batch_size, max_batch_tokens=self.max_batch_tokens
+        )
 
     def _forward(self, batch: list[Encoding]) -> Vectors:
         session = self._session

@@ -25,6 +25,7 @@ import numpy as np
 
 from quire.embed.local import LocalEmbedder, default_model_path
 from quire.errors import EmbedderUnavailable
+from quire.hashing import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +33,10 @@ OPTIMIZED_NAME = "local:all-MiniLM-L6-v2-dynint8"
 RECIPE = "fold-cast-mul+quantize_dynamic-qint8-per-channel-v1"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def optimized_model_path(cache_dir: Path, source: Path | None = None) -> Path:
     """Where the optimised model for ``source`` lives in ``cache_dir`` (built or not)."""
     source = source or default_model_path()
-    key = hashlib.sha256(f"{_sha256(source)}:{RECIPE}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{sha256_file(source)}:{RECIPE}".encode()).hexdigest()[:16]
     return cache_dir / f"all-MiniLM-L6-v2-dynint8-{key}.onnx"
 
 

@@ -264,19 +264,25 @@ class Searcher:
 
             t0 = time.perf_counter()
             texts = self._texts(order)
-            outcome = rerank(
-                self.reranker,
-                query,
-                [(cid, texts[cid]) for cid in order],
-                top_n=limit,
-                min_logit=self.settings.rerank_min_logit,
-                budget_ms=self.settings.rerank_budget_ms,
-            )
-            order = outcome.order
-            rerank_scores = outcome.scores
-            rerank_report = asdict(outcome)
-            rerank_report.pop("order", None)
-            rerank_report.pop("scores", None)
+            try:
+                outcome = rerank(
+                    self.reranker,
+                    query,
+                    [(cid, texts[cid]) for cid in order if cid in texts],
+                    top_n=limit,
+                    min_logit=self.settings.rerank_min_logit,
+                    budget_ms=self.settings.rerank_budget_ms,
+                )
+            except Exception as exc:  # noqa: BLE001 - a broken model must not fail the search
+                log.warning("reranking failed; keeping fusion order", exc_info=True)
+                notices.append(f"reranking failed ({type(exc).__name__}): fusion order kept")
+            else:
+                order = outcome.order
+                rerank_scores = outcome.scores
+                rerank_report = asdict(outcome)
+                rerank_report.pop("order", None)
+                rerank_report.pop("scores", None)
+                rerank_report["summary"] = outcome.summary()
             timings["rerank"] = _ms(t0)
         elif opts.rerank and self.reranker is None:
             notices.append("no reranker model installed: results keep fusion order")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -14,6 +13,7 @@ from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from quire.errors import EmptyFile, FileTooLarge, NotFound
+from quire.hashing import sha256_file
 from quire.ingest.detect import detect_kind
 from quire.storage import chunks, jobs
 from quire.storage.db import Database
@@ -42,15 +42,6 @@ class Intake:
     kind: str
     filename: str
     sha256: str
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def safe_filename(name: str) -> str:

@@ -34,7 +34,7 @@ class SearchRequest(BaseModel):
         default_factory=list
     )
     legs: list[Literal["bm25", "dense", "exact"]] = Field(
-        default_factory=lambda: ["bm25", "dense", "exact"], min_length=1
+        default=["bm25", "dense", "exact"], min_length=1
     )
     rerank: bool = True
     limit: int | None = Field(default=None, ge=1, le=200)
