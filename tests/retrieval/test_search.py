@@ -244,3 +244,34 @@ def test_a_failing_reranker_keeps_fusion_order(
         searcher.close()
     assert r.hits and r.rerank is None
     assert any("reranking failed" in n for n in r.notices)
+
+
+def test_mirror_appends_new_rows_without_reloading(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    _, db = library
+    mirror = dense.DenseMirror()
+    with db.read() as conn:
+        mirror.refresh(conn)
+    before, capacity_before = len(mirror.ids), len(mirror._buf)
+    vec = embedder.embed(["a passage added after the mirror was loaded"])[0]
+    new_id = int(mirror.ids.max()) + 1000
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO vec.page_vecs(rowid, embedding) VALUES (?, ?)", (new_id, vec.tobytes())
+        )
+    try:
+        with db.read() as conn:
+            mirror.refresh(conn)
+        assert len(mirror.ids) == before + 1 and mirror.ids[-1] == new_id
+        np.testing.assert_allclose(mirror.matrix[-1], vec)
+        assert len(mirror._buf) >= capacity_before  # grown in place, not rebuilt per row
+        # No chunk row behind it (document -1): never returned.
+        assert new_id not in [c for c, _ in mirror.knn(vec, k=5)]
+        with db.read() as conn:
+            mirror.refresh(conn)  # nothing changed: the O(1) check keeps it as it is
+        assert len(mirror.ids) == before + 1
+    finally:
+        with db.write() as conn:
+            conn.exec_driver_sql("DELETE FROM vec.page_vecs WHERE rowid = ?", (new_id,))
+        mirror.close()

@@ -51,6 +51,33 @@ def match_expression(query_terms: Sequence[str]) -> str | None:
     return " OR ".join(quoted) if quoted else None
 
 
+def drop_frequent(conn: Connection, query_terms: list[str], max_df: float) -> list[str]:
+    """The terms without those in more than ``max_df`` of all chunks, unless none would remain.
+
+    A term in a large share of chunks adds little to BM25 (low IDF) but makes FTS5 walk a long
+    posting list: at 100k chunks two such terms cost the leg ~6x (bench/retrieval.py). Each
+    probe is a count bounded by the threshold, so it stays cheap however common the term is.
+    """
+    if max_df <= 0 or len(query_terms) < 2:
+        return query_terms
+    total = conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
+    cap = max(int(total * max_df), 50)
+    if total < 1000:  # small libraries: nothing to gain, keep every term
+        return query_terms
+    kept = []
+    for term in query_terms:
+        df = conn.execute(
+            text(
+                "SELECT count(*) FROM (SELECT rowid FROM page_chunks_fts "
+                "WHERE page_chunks_fts MATCH :q LIMIT :cap)"
+            ),
+            {"q": match_expression([term]), "cap": cap + 1},
+        ).scalar_one()
+        if df <= cap:
+            kept.append(term)
+    return kept or query_terms
+
+
 def bm25(
     conn: Connection,
     query: str,
@@ -58,19 +85,52 @@ def bm25(
     limit: int,
     flt: Filter,
     heading_weight: float = 0.5,
+    max_df: float = 0.0,
 ) -> list[tuple[int, float]]:
     """Chunk ids with BM25 scores (higher is better), best first."""
-    expr = match_expression(terms(query))
+    expr = match_expression(drop_frequent(conn, terms(query), max_df))
     if expr is None:
         return []
     where, params = flt.sql("c", "d")
-    rows = conn.execute(
-        text(
-            "SELECT f.rowid, bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts f "
-            "JOIN page_chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
-            f"WHERE page_chunks_fts MATCH :q AND {where} ORDER BY s LIMIT :n"
-        ),
-        {"q": expr, "n": limit, "hw": heading_weight, **params},
-    ).all()
+    args = {"q": expr, "n": limit, "hw": heading_weight, **params}
+    if flt.document_ids or flt.kinds:
+        # A selective filter: let SQLite join first, or the top of the whole index could all
+        # fall outside the filter.
+        rows = conn.execute(
+            text(
+                "SELECT f.rowid, bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts f "
+                "JOIN page_chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
+                f"WHERE page_chunks_fts MATCH :q AND {where} ORDER BY s LIMIT :n"
+            ),
+            args,
+        ).all()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+    # Unfiltered: FTS5 ranks inside its own ORDER BY ... LIMIT (its sorter keeps only the top),
+    # and only that top is joined to skip documents that are not ready. Joining every matching
+    # chunk first cost 3x at 100k chunks (bench/retrieval.py). Widen in the rare case that
+    # non-ready documents took too many places.
+    fetch = limit * 2
+    while True:
+        rows = conn.execute(
+            text(
+                "SELECT f.rowid, f.s FROM (SELECT rowid, bm25(page_chunks_fts, 1.0, :hw) AS s "
+                "FROM page_chunks_fts WHERE page_chunks_fts MATCH :q ORDER BY s LIMIT :m) f "
+                "JOIN page_chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
+                f"WHERE {where} ORDER BY f.s LIMIT :n"
+            ),
+            {**args, "m": fetch},
+        ).all()
+        if len(rows) >= limit:
+            break
+        matched = conn.execute(
+            text(
+                "SELECT count(*) FROM (SELECT rowid FROM page_chunks_fts "
+                "WHERE page_chunks_fts MATCH :q LIMIT :m)"
+            ),
+            {"q": expr, "m": fetch},
+        ).scalar_one()
+        if matched < fetch:
+            break
+        fetch *= 8
     # FTS5's bm25() is negative (more negative = better); flip it so that higher is better.
     return [(int(r[0]), -float(r[1])) for r in rows]

