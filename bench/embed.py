@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from common import machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "ir" / "scifact"
@@ -258,8 +259,6 @@ def main() -> None:
                 f"{t['mean']:.3f}"
             )
 
-    import onnxruntime
-
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -267,13 +266,7 @@ def main() -> None:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "dataset": f"SciFact corpus, first {args.n} (title\\ntext)",
                 "runs": args.runs,
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "platform": platform.platform(),
-                    "python": platform.python_version(),
-                    "onnxruntime": onnxruntime.__version__,
-                    "load_avg_at_start": load_avg,
-                },
+                "machine": machine_info(load_avg),
                 "results": rows,
                 "quality": quality,
             },

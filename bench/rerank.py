@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -33,6 +32,8 @@ import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+from common import machine_info  # noqa: E402 - bench/ is on sys.path when run as a script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "ir" / "scifact"
@@ -227,8 +228,6 @@ def main() -> None:
                         flush=True,
                     )
 
-    import onnxruntime
-
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -237,13 +236,7 @@ def main() -> None:
                 "dataset": f"SciFact corpus, first {args.n} (title\\ntext), first query",
                 "model": {"recipe": RECIPE, **SHAPE},
                 "runs": args.runs,
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "platform": platform.platform(),
-                    "python": platform.python_version(),
-                    "onnxruntime": onnxruntime.__version__,
-                    "load_avg_at_start": load_avg,
-                },
+                "machine": machine_info(load_avg),
                 "results": rows,
             },
             indent=2,
