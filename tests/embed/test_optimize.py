@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import onnx  # noqa: E402 - the dev extra installs it (optimize.py needs it at build time)
 import pytest
 
 from quire.embed.local import MODEL_NAME, LocalEmbedder, default_model_path
@@ -16,8 +17,6 @@ from quire.embed.optimize import (
     optimized_embedder,
     optimized_model_path,
 )
-
-onnx = pytest.importorskip("onnx")
 
 TEXTS = [
     "A man is eating food.",

@@ -70,7 +70,11 @@ def extract_isolated(
 
     ``on_progress(stage, fraction)`` is called for the child's progress.
     """
-    ctx = mp.get_context("spawn")
+    # A forkserver that has imported the readers once forks each child in milliseconds; a
+    # spawned child imports pdfminer, ebooklib and lxml again (~0.5 s a document). Not plain
+    # fork: the worker has threads (heartbeat, ONNX Runtime).
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["quire.ingest.extract"])
     out = ctx.Queue()
     proc = ctx.Process(
         target=_child, args=(str(path), settings.model_dump(mode="json"), out), daemon=True

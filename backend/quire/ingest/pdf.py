@@ -280,6 +280,7 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
     ocr_text: dict[int, str] = {}
     metadata = dict(layer.metadata)
     if wanted:
+        progress("ocr", 0.0)  # the stage starts now (its first page may take seconds)
         try:
             ocr_text = ocr_pages(
                 path,
