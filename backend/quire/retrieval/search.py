@@ -127,7 +127,7 @@ class Searcher:
             t0 = time.perf_counter()
             with self.db.read() as conn:
                 result = fn(conn, *args, **kwargs)
-            return result, (time.perf_counter() - t0) * 1000
+            return result, round((time.perf_counter() - t0) * 1000, 2)
 
         return self._pool.submit(timed)
 
