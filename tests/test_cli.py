@@ -56,3 +56,14 @@ def test_doctor_checks_the_real_tools(tmp_path: Path) -> None:
     assert "FAIL" not in r.stdout
     broken = quire(tmp_path / "data", "doctor", QUIRE_OCR_LANG="xyz")
     assert broken.returncode == 1 and "xyz" in broken.stdout
+
+
+def test_ingest_wait_follows_files_that_share_a_name(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for sub, text in (("a", "Herons wait by the weir."), ("b", "Otters slide down the bank.")):
+        (tmp_path / "inbox" / sub).mkdir(parents=True)
+        (tmp_path / "inbox" / sub / "notes.md").write_text(f"# Notes\n\n{text}\n")
+    r = quire(data, "ingest", str(tmp_path / "inbox"), "--wait", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    docs = json.loads(quire(data, "docs", "--json").stdout)
+    assert [d["status"] for d in docs] == ["ready", "ready"]

@@ -132,7 +132,8 @@ def _wait_for(settings: Settings, db: Any, queued: list[tuple[str, int]]) -> int
     thread = threading.Thread(target=worker.run, kwargs={"drain": False}, daemon=True)
     thread.start()
     failures = 0
-    pending = dict(queued)
+    # Keyed by job id: two files may share a name, and a duplicate shares its original's job.
+    pending = {job_id: name for name, job_id in reversed(queued)}
     with Progress(
         TextColumn("{task.fields[name]}", style="bold"),
         TextColumn("{task.fields[stage]:>8}"),
@@ -143,19 +144,19 @@ def _wait_for(settings: Settings, db: Any, queued: list[tuple[str, int]]) -> int
     ) as bar:
         tasks: dict[int, TaskID] = {
             job_id: bar.add_task("", total=1.0, name=name[:40], stage="queued")
-            for name, job_id in queued
+            for job_id, name in pending.items()
         }
         try:
             while pending:
                 with db.read() as conn:
-                    states = {jid: jobs.get(conn, jid) for jid in list(tasks)}
+                    states = {jid: jobs.get(conn, jid) for jid in pending}
                 for jid, job in states.items():
-                    if job is None or jid not in {j for _, j in pending.items()}:
+                    if job is None:  # its document was deleted meanwhile
+                        del pending[jid]
                         continue
                     bar.update(tasks[jid], completed=job.progress, stage=job.stage)
                     if job.status in ("done", "failed"):
-                        name = next(n for n, j in pending.items() if j == jid)
-                        del pending[name]
+                        name = pending.pop(jid)
                         if job.status == "failed":
                             failures += 1
                             bar.update(tasks[jid], stage="failed")
