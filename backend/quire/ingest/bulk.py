@@ -28,7 +28,7 @@ from quire.embed.base import Embedder
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.types import Kind, Page, Source
 from quire.storage import chunks, vectors
-from quire.storage.db import Database
+from quire.storage.db import Database, json_ids
 from quire.storage.documents import safe_filename, stored_path
 from quire.storage.schema import documents, utcnow
 
@@ -238,7 +238,7 @@ def _mark_ready(db: Database, ids: Sequence[int]) -> None:
                     "UPDATE documents SET status = 'ready', error = NULL, updated_at = :t "
                     "WHERE id IN (SELECT value FROM json_each(:ids))"
                 ),
-                {"t": utcnow(), "ids": "[" + ",".join(map(str, part)) + "]"},
+                {"t": utcnow(), "ids": json_ids(part)},
             )
 
 

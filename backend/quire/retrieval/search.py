@@ -22,7 +22,7 @@ from quire.retrieval import dense, exact, fusion, lexical
 from quire.retrieval.filters import Filter
 from quire.retrieval.planner import Plan, Strategy, make_plan
 from quire.storage import vectors
-from quire.storage.db import Database
+from quire.storage.db import Database, json_ids
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +257,7 @@ class Searcher:
 
         ranks, scores = _per_leg(rankings)
         counts = {
-            leg: len({c for n, r in rankings.items() if n.split("#")[0] == leg for c, _ in r})
+            leg: sum(leg in r for r in ranks.values())
             for leg in {n.split("#")[0] for n in rankings}
         }
         counts["fused"] = len(fused)
@@ -324,7 +324,7 @@ class Searcher:
                     "SELECT id, text FROM page_chunks WHERE id IN "
                     "(SELECT value FROM json_each(:ids))"
                 ),
-                {"ids": "[" + ",".join(map(str, ids)) + "]"},
+                {"ids": json_ids(ids)},
             ).all()
         return {int(r[0]): str(r[1]) for r in rows}
 
@@ -350,7 +350,7 @@ class Searcher:
                     "CROSS JOIN documents d ON d.id = c.document_id "
                     "WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status = 'ready'"
                 ),
-                {"ids": "[" + ",".join(map(str, order)) + "]"},
+                {"ids": json_ids(order)},
             ).all()
         by_id = {int(r[0]): r for r in rows}
         patterns = highlight_patterns([query, *plan.queries], plan.hard_keywords)

@@ -9,7 +9,7 @@ and rebuilt from the main DB.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,11 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def json_ids(ids: Iterable[int]) -> str:
+    """A JSON array of integer ids, bound as one parameter and read with ``json_each``."""
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 def open_database(settings: Any) -> Database:

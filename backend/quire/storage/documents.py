@@ -107,7 +107,7 @@ def add_file(
             ).first()
             if same is not None:
                 if same.status == "failed":
-                    _set_status(conn, same.id, "queued")
+                    set_status(conn, same.id, "queued")
                     job_id = jobs.enqueue(conn, same.id)
                     return Intake(same.id, job_id, "requeued", kind, filename, digest)
                 job = jobs.latest_for_document(conn, same.id)
@@ -168,17 +168,13 @@ def add_file(
             Path(old_path).unlink(missing_ok=True)
 
 
-def _set_status(conn: Connection, document_id: int, status: str, error: str | None = None) -> None:
+def set_status(conn: Connection, document_id: int, status: str, error: str | None = None) -> None:
+    """Set a document's status (and error)."""
     conn.execute(
         update(documents)
         .where(documents.c.id == document_id)
         .values(status=status, error=error, updated_at=utcnow())
     )
-
-
-def set_status(conn: Connection, document_id: int, status: str, error: str | None = None) -> None:
-    """Set a document's status (and error)."""
-    _set_status(conn, document_id, status, error)
 
 
 def reingest(db: Database, document_id: int) -> int:
@@ -189,7 +185,7 @@ def reingest(db: Database, document_id: int) -> int:
             is None
         ):
             raise NotFound(f"document {document_id} does not exist")
-        _set_status(conn, document_id, "queued")
+        set_status(conn, document_id, "queued")
         return jobs.enqueue(conn, document_id)
 
 

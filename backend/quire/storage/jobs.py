@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, text, update
 
+from quire.storage.db import json_ids
 from quire.storage.schema import ingest_jobs, utcnow
 
 
@@ -77,23 +78,16 @@ def from_row(row: Any) -> Job:
 
 def enqueue(conn: Connection, document_id: int | None, kind: str = "ingest") -> int:
     """Queue a job; returns its id. An unfinished job for the same document is reused."""
-    if document_id is not None:
-        existing = conn.execute(
-            select(ingest_jobs.c.id).where(
-                ingest_jobs.c.document_id == document_id,
-                ingest_jobs.c.status.in_(("queued", "running")),
-            )
-        ).first()
-        if existing:
-            return int(existing[0])
-    elif kind == "reembed":
-        existing = conn.execute(
-            select(ingest_jobs.c.id).where(
-                ingest_jobs.c.kind == "reembed", ingest_jobs.c.status.in_(("queued", "running"))
-            )
-        ).first()
-        if existing:
-            return int(existing[0])
+    same = (
+        ingest_jobs.c.document_id == document_id
+        if document_id is not None
+        else ingest_jobs.c.kind == kind
+    )
+    existing = conn.execute(
+        select(ingest_jobs.c.id).where(same, ingest_jobs.c.status.in_(("queued", "running")))
+    ).first()
+    if existing:
+        return int(existing[0])
     result = conn.execute(
         insert(ingest_jobs).values(
             document_id=document_id,
@@ -130,7 +124,7 @@ def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
             "OR id IN (SELECT value FROM json_each(:re)) ORDER BY id LIMIT 1) "
             "RETURNING id"
         ),
-        {"w": worker_id, "now": now, "re": "[" + ",".join(map(str, reclaimable)) + "]"},
+        {"w": worker_id, "now": now, "re": json_ids(reclaimable)},
     ).first()
     return get(conn, row[0]) if row else None
 

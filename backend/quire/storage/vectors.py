@@ -17,6 +17,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from quire.errors import ServiceUnavailable
+from quire.storage.db import json_ids
 from quire.storage.schema import utcnow
 
 log = logging.getLogger(__name__)
@@ -137,7 +138,7 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
         r[0]
         for r in conn.execute(
             text("SELECT id FROM page_chunks WHERE id IN (SELECT value FROM json_each(:ids))"),
-            {"ids": _json_ids(ids)},
+            {"ids": json_ids(ids)},
         )
     }
     rows: list[dict[str, Any]] = [
@@ -148,7 +149,7 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
     if rows:
         conn.execute(
             text("DELETE FROM vec.page_vecs WHERE rowid IN (SELECT value FROM json_each(:ids))"),
-            {"ids": _json_ids([r["id"] for r in rows])},
+            {"ids": json_ids([r["id"] for r in rows])},
         )
         conn.execute(text("INSERT INTO vec.page_vecs(rowid, embedding) VALUES (:id, :v)"), rows)
     return len(rows)
@@ -159,7 +160,7 @@ def delete(conn: Connection, chunk_ids: list[int]) -> None:
     if chunk_ids:
         conn.execute(
             text("DELETE FROM vec.page_vecs WHERE rowid IN (SELECT value FROM json_each(:ids))"),
-            {"ids": _json_ids(chunk_ids)},
+            {"ids": json_ids(chunk_ids)},
         )
 
 
@@ -179,7 +180,3 @@ def delete_orphans(conn: Connection) -> int:
 def count(conn: Connection) -> int:
     """Vectors stored."""
     return int(conn.exec_driver_sql("SELECT count(*) FROM vec.page_vecs").scalar_one())
-
-
-def _json_ids(ids: list[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
