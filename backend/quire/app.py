@@ -12,12 +12,14 @@ from fastapi import FastAPI
 from quire import __version__
 from quire.api import errors
 from quire.api.limits import BodySizeLimit
-from quire.api.routes import documents, health, jobs, search
+from quire.api.routes import chat, documents, health, jobs, openai_compat, search
 from quire.config import Settings
 from quire.embed.base import make_embedder
+from quire.llm.router import make_router
 from quire.retrieval.rerank import load_reranker
 from quire.retrieval.search import Searcher
 from quire.storage.db import open_database
+from quire.synthesis.pipeline import ChatEngine
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +34,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         db = open_database(settings)
         embedder = make_embedder(settings)
         searcher = Searcher(db, settings, embedder, load_reranker(settings))
+        router = make_router(settings)
+        engine = ChatEngine(db, settings, searcher, router)
         log.info("Quire %s on %s", __version__, settings.data_dir)
         try:
-            yield {"db": db, "searcher": searcher}
+            yield {"db": db, "searcher": searcher, "engine": engine}
         finally:
+            if router is not None:
+                await router.aclose()
             searcher.close()
             embedder.close()
             db.dispose()
@@ -52,6 +58,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
-    for module in (documents, jobs, search, health):
+    for module in (documents, jobs, search, chat, openai_compat, health):
         app.include_router(module.router)
     return app

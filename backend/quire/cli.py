@@ -314,6 +314,70 @@ def search(
     console.print(f"[dim]{len(result.hits)} hits · {stages}[/dim]")
 
 
+_CHAT_OPTIONS = [
+    click.option("--mode", type=click.Choice(["precise", "exhaustive"]), default=None),
+    click.option("--hyde", type=click.Choice(["off", "fusion", "supplement"]), default=None),
+    click.option("--doc", "doc_ids", type=int, multiple=True, help="Only this document (repeat)."),
+    click.option(
+        "--kind",
+        "kinds",
+        type=click.Choice(["pdf", "epub", "perplexity", "markdown", "text"]),
+        multiple=True,
+        help="Only documents of this kind (repeat).",
+    ),
+    click.option("--no-rerank", is_flag=True, help="Keep the fusion order."),
+    click.option("--no-llm", is_flag=True, help="Answer extractively, without the LLM."),
+]
+
+
+def _chat_options(fn: Any) -> Any:
+    for option in reversed(_CHAT_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+@main.command()
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True, help="All events as JSON, after the answer.")
+@_chat_options
+def ask(
+    question: str,
+    as_json: bool,
+    mode: str | None,
+    hyde: str | None,
+    doc_ids: tuple[int, ...],
+    kinds: tuple[str, ...],
+    no_rerank: bool,
+    no_llm: bool,
+) -> None:
+    """Answer a question from your documents, streamed, then list the sources."""
+    from quire import cli_chat
+
+    settings = _settings()
+    _setup_logging(settings)
+    options = cli_chat.options_from(mode, hyde, doc_ids, kinds, no_rerank, no_llm)
+    sys.exit(cli_chat.ask(settings, question, options, as_json))
+
+
+@main.command()
+@_chat_options
+def repl(
+    mode: str | None,
+    hyde: str | None,
+    doc_ids: tuple[int, ...],
+    kinds: tuple[str, ...],
+    no_rerank: bool,
+    no_llm: bool,
+) -> None:
+    """Ask questions interactively (history, /sources, /mode, /hyde, /docs; /help)."""
+    from quire import cli_chat
+
+    settings = _settings()
+    _setup_logging(settings)
+    options = cli_chat.options_from(mode, hyde, doc_ids, kinds, no_rerank, no_llm)
+    sys.exit(cli_chat.repl(settings, options))
+
+
 def _marked(passage: str, spans: list[tuple[int, int]], width: int) -> str:
     """The passage around its first match, matches in bold, escaped for rich markup."""
     from rich.markup import escape

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -52,6 +52,35 @@ class Settings(BaseSettings):
         default="nomic-embed-text", description="Ollama embedding model (embedder=ollama)."
     )
     ollama_timeout_s: float = Field(default=120, gt=0, description="Ollama request timeout.")
+
+    # Language model (chat answers); QUIRE_OLLAMA_URL is shared with the embedder
+    llm_backends: str = Field(
+        default="ollama,openai",
+        description="LLM backends in the order tried: ollama, openai; none disables the LLM.",
+    )
+    ollama_chat_model: str = Field(default="llama3.2", description="Ollama chat model.")
+    openai_url: str = Field(
+        default="", description="OpenAI-compatible server URL (empty: skip that backend)."
+    )
+    openai_model: str = Field(
+        default="", description="Model on the OpenAI-compatible server (empty: its first)."
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the OpenAI-compatible server, if it needs one."
+    )
+    llm_connect_timeout_s: float = Field(default=5, gt=0, description="LLM connect timeout.")
+    llm_first_token_timeout_s: float = Field(
+        default=120, gt=0, description="Longest wait for an LLM's first token (model loading)."
+    )
+    llm_idle_timeout_s: float = Field(
+        default=60, gt=0, description="Longest silence between two streamed LLM tokens."
+    )
+    llm_num_ctx_max: int = Field(
+        default=8192, ge=2048, description="Largest Ollama context (num_ctx) sized to a prompt."
+    )
+    llm_retries: int = Field(
+        default=2, ge=0, description="Retries of an LLM call that failed before its first token."
+    )
 
     # Retrieval
     pool_precise: int = Field(default=50, ge=1, description="Candidates fused, precise strategy.")
@@ -109,6 +138,24 @@ class Settings(BaseSettings):
     def _absolute(cls, v: Path) -> Path:
         return v.expanduser().resolve()
 
+    @field_validator("llm_backends")
+    @classmethod
+    def _backends(cls, v: str) -> str:
+        names = [n.strip().lower() for n in v.split(",") if n.strip()]
+        if names in ([], ["none"]):
+            return "none"
+        unknown = sorted(set(names) - {"ollama", "openai"})
+        if unknown or len(set(names)) != len(names):
+            raise ValueError(
+                f"{v!r}: list ollama and/or openai once each, in the order to try them, or none"
+            )
+        return ",".join(names)
+
+    @field_validator("ollama_url", "openai_url")
+    @classmethod
+    def _no_trailing_slash(cls, v: str) -> str:
+        return v.strip().rstrip("/")
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "quire.db"
@@ -124,3 +171,8 @@ class Settings(BaseSettings):
     @property
     def max_upload_bytes(self) -> int:
         return self.max_upload_mb * 1024 * 1024
+
+    @property
+    def llm_backend_names(self) -> list[str]:
+        """``llm_backends`` as a list (empty for none)."""
+        return [] if self.llm_backends == "none" else self.llm_backends.split(",")

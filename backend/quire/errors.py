@@ -13,7 +13,10 @@
     └── ServiceUnavailable         503  a dependency is down
         ├── EmbedderUnavailable         the embedding model cannot be loaded or reached
         │   └── ModelNotPulled          an Ollama model is missing: run `ollama pull X`
-        └── OcrUnavailable              tesseract or poppler is not installed
+        ├── OcrUnavailable              tesseract or poppler is not installed
+        └── LLMUnavailable              no LLM answered (down, timeout, HTTP error) before output
+            ├── LLMModelNotPulled       the configured chat model is missing: `ollama pull X`
+            └── LLMInterrupted          the LLM's stream broke after output had started
 
 Transient errors (``retryable = True``) are retried by the worker; the others fail the job.
 """
@@ -95,4 +98,18 @@ class ModelNotPulled(EmbedderUnavailable):
 
 class OcrUnavailable(ServiceUnavailable):
     code = "ocr_unavailable"
+    retryable = False
+
+
+class LLMUnavailable(ServiceUnavailable):
+    code = "llm_unavailable"
+
+
+class LLMModelNotPulled(LLMUnavailable):
+    code = "llm_model_not_pulled"
+    retryable = False
+
+
+class LLMInterrupted(LLMUnavailable):
+    code = "llm_interrupted"
     retryable = False

@@ -30,13 +30,16 @@ def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def quire(data_dir: Path, *args: str, timeout: float = 300, **extra: str) -> Any:
+def quire(
+    data_dir: Path, *args: str, timeout: float = 300, input: str | None = None, **extra: str
+) -> Any:
     return subprocess.run(
         [*QUIRE, *args],
         env=env_for(data_dir, **extra),
         capture_output=True,
         text=True,
         timeout=timeout,
+        input=input,
     )
 
 

@@ -1,25 +1,30 @@
 """A fake Ollama server speaking the real wire protocol over HTTP on 127.0.0.1.
 
-    with FakeOllama(models=["nomic-embed-text:latest"], dim=768) as fake:
+    with FakeOllama(models=["nomic-embed-text:latest", "llama3.2:latest"], dim=768) as fake:
         client = OllamaEmbedder(fake.url, "nomic-embed-text")
         fake.fail_next(2, status=500)       # failure injection
         fake.latency_s = 0.2                # added to every request
         fake.requests_to("/api/embed")      # what the server received
+        fake.responder = lambda messages, body: Reply("Hi.", token_delay_s=0.01)
+        fake.cancelled_streams              # streams their client abandoned mid-way
 
-State lives on :class:`FakeOllama`; :func:`create_app` builds the ASGI app around it, so new
-endpoints (``/api/chat`` NDJSON, ``/v1/chat/completions`` SSE) are added as routes there.
-Implemented: ``GET /api/tags``, ``GET /api/version``, ``POST /api/embed``.
+State lives on :class:`FakeOllama`; :func:`create_app` builds the ASGI app around it.
+Implemented: ``GET /api/tags``, ``GET /api/version``, ``POST /api/embed``, and (tests/fakes/
+chat.py) ``POST /api/chat``, ``POST /v1/chat/completions``, ``GET /v1/models``. A chat model
+is a model like any other: one missing from ``/api/tags`` gets Ollama's 404 from the chat routes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import json
+import logging
 import socket
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +34,17 @@ import numpy.typing as npt
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.middleware.base import RequestResponseEndpoint
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tests.fakes.chat import (
+    CutConnection,
+    Reply,
+    Responder,
+    add_chat_routes,
+    echo,
+    ollama_error,
+    openai_error,
+)
 
 OLLAMA_VERSION = "0.12.3"
 
@@ -45,6 +60,14 @@ class FakeOllamaModel:
     size: int = 274_302_450
     dim: int | None = None  # embedding size; None means the server's default
 
+    @classmethod
+    def named(cls, name: str) -> FakeOllamaModel:
+        """A model by name: embedding-model details for ``*embed*``/``*minilm*``, else a chat
+        model's (the details are only what /api/tags shows; any model can chat or embed)."""
+        if any(k in name.lower() for k in ("embed", "minilm")):
+            return cls(_tagged(name))
+        return cls(_tagged(name), "llama", "3.2B", "Q4_K_M", 2_019_393_189)
+
 
 @dataclass(frozen=True)
 class RecordedRequest:
@@ -54,6 +77,7 @@ class RecordedRequest:
     path: str
     body: Any  # parsed JSON, the raw text if it was not JSON, None if empty
     at: float = field(default_factory=time.monotonic)
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 @dataclass(frozen=True)
@@ -65,11 +89,6 @@ class _Failure:
 
 def _tagged(name: str) -> str:
     return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
-
-
-def ollama_error(status: int, message: str) -> JSONResponse:
-    """Ollama's error shape: ``{"error": "..."}``."""
-    return JSONResponse({"error": message}, status_code=status)
 
 
 class FakeOllama:
@@ -85,13 +104,15 @@ class FakeOllama:
         host: str = "127.0.0.1",
     ) -> None:
         self.models: list[FakeOllamaModel] = [
-            m if isinstance(m, FakeOllamaModel) else FakeOllamaModel(_tagged(m)) for m in models
+            m if isinstance(m, FakeOllamaModel) else FakeOllamaModel.named(m) for m in models
         ]
         self.dim = dim
         self.latency_s = latency_s
         self.normalize = normalize  # False: vectors of varied length, to test clients normalise
         self.host = host
         self.requests: list[RecordedRequest] = []
+        self.responder: Responder = echo
+        self.stream_outcomes: Counter[str] = Counter()  # completed, cancelled, error, cut
         self._failures: deque[_Failure] = deque()
         self._lock = threading.Lock()
         self.app = create_app(self)
@@ -119,10 +140,18 @@ class FakeOllama:
             return [r for r in self.requests if r.path == path]
 
     def reset(self) -> None:
-        """Forget recorded requests and pending failures."""
+        """Forget recorded requests, pending failures and stream counts; echo again."""
         with self._lock:
             self.requests.clear()
             self._failures.clear()
+            self.stream_outcomes.clear()
+        self.responder = echo
+
+    @property
+    def cancelled_streams(self) -> int:
+        """Chat streams whose client went away before the end (closed or cancelled)."""
+        with self._lock:
+            return self.stream_outcomes["cancelled"]
 
     def find_model(self, name: str) -> FakeOllamaModel | None:
         """Resolve a model name as Ollama does (no tag means ``:latest``)."""
@@ -142,7 +171,7 @@ class FakeOllama:
         return v
 
     # -- called by the app ---------------------------------------------------------------
-    def _record(self, method: str, path: str, raw: bytes) -> None:
+    def _record(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> None:
         body: Any = None
         if raw:
             try:
@@ -150,7 +179,18 @@ class FakeOllama:
             except ValueError:
                 body = raw.decode(errors="replace")
         with self._lock:
-            self.requests.append(RecordedRequest(method, path, body))
+            self.requests.append(RecordedRequest(method, path, body, headers=headers))
+
+    async def reply(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> Reply:
+        """What the responder answers to a chat request (a str becomes ``Reply(text)``)."""
+        answer = self.responder(messages, body)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer if isinstance(answer, Reply) else Reply(str(answer))
+
+    def count_stream(self, outcome: str) -> None:
+        with self._lock:
+            self.stream_outcomes[outcome] += 1
 
     def _take_failure(self, path: str) -> _Failure | None:
         with self._lock:
@@ -183,6 +223,7 @@ class FakeOllama:
             timeout_graceful_shutdown=2,
         )
         self._server = uvicorn.Server(config)
+        logging.getLogger("uvicorn.error").addFilter(_quiet_cuts)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, name="fake-ollama", daemon=True
         )
@@ -204,6 +245,7 @@ class FakeOllama:
         if self._socket is not None:
             self._socket.close()
         self._server = self._thread = self._socket = None
+        logging.getLogger("uvicorn.error").removeFilter(_quiet_cuts)
 
     def __enter__(self) -> FakeOllama:
         return self.start()
@@ -220,19 +262,65 @@ def unused_url(host: str = "127.0.0.1") -> str:
     return f"http://{host}:{port}"
 
 
+def _quiet_cuts(record: logging.LogRecord) -> bool:
+    """Drop uvicorn's traceback for a connection cut on purpose (``Reply.cut_after``)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return not isinstance(exc, CutConnection)
+
+
+class _Knobs:
+    """ASGI middleware: record each request, then apply ``latency_s`` and ``fail_next``.
+
+    Plain ASGI rather than ``@app.middleware``: a streamed chat reply must see its client's
+    disconnect (BaseHTTPMiddleware sits between the two).
+    """
+
+    def __init__(self, app: ASGIApp, fake: FakeOllama) -> None:
+        self.app = app
+        self.fake = fake
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        path: str = scope["path"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        self.fake._record(scope["method"], path, raw, headers)
+        if self.fake.latency_s:
+            await asyncio.sleep(self.fake.latency_s)
+        failure = self.fake._take_failure(path)
+        if failure is not None:
+            error = openai_error if path.startswith("/v1/") else ollama_error
+            await error(failure.status, failure.error)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 def create_app(fake: FakeOllama) -> FastAPI:
     """The ASGI app of ``fake``: Ollama's routes plus recording, latency and failure knobs."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
-
-    @app.middleware("http")
-    async def knobs(request: Request, call_next: RequestResponseEndpoint) -> Response:
-        fake._record(request.method, request.url.path, await request.body())
-        if fake.latency_s:
-            await asyncio.sleep(fake.latency_s)
-        failure = fake._take_failure(request.url.path)
-        if failure is not None:
-            return ollama_error(failure.status, failure.error)
-        return await call_next(request)
+    app.add_middleware(_Knobs, fake=fake)
+    add_chat_routes(app, fake)
 
     @app.get("/api/version")
     async def version() -> dict[str, str]:

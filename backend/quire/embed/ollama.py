@@ -19,6 +19,7 @@ from tenacity import (
 
 from quire.embed.base import Vectors, check_texts, l2_normalise
 from quire.errors import EmbedderUnavailable, ModelNotPulled
+from quire.ollama_api import bare_model, error_text, json_error, pull_hint, tag_names
 
 log = logging.getLogger(__name__)
 
@@ -29,27 +30,6 @@ class _Transient(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def _bare(model: str) -> str:
-    """``nomic-embed-text:latest`` and ``nomic-embed-text`` name the same model."""
-    return model.removesuffix(":latest")
-
-
-def _json_error(response: httpx.Response) -> str | None:
-    """Ollama's ``{"error": "..."}`` message, if the body is that."""
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return str(body["error"])
-    return None
-
-
-def _error_text(response: httpx.Response) -> str:
-    """Ollama's error message, else the start of the body, else the reason phrase."""
-    return _json_error(response) or response.text[:300].strip() or response.reason_phrase
 
 
 class OllamaEmbedder:
@@ -84,7 +64,7 @@ class OllamaEmbedder:
 
     @property
     def name(self) -> str:
-        return f"ollama:{_bare(self.model)}"
+        return f"ollama:{bare_model(self.model)}"
 
     @property
     def dim(self) -> int:
@@ -100,18 +80,17 @@ class OllamaEmbedder:
         if response.status_code != 200:
             raise EmbedderUnavailable(
                 f"Ollama at {self.url} answered {response.status_code} to /api/tags: "
-                f"{_error_text(response)}"
+                f"{error_text(response)}"
             )
         try:
-            models = response.json().get("models") or []
-            names = {_bare(str(m.get(k, ""))) for m in models for k in ("name", "model")}
-        except (ValueError, AttributeError) as e:
+            names = tag_names(response.json())
+        except ValueError as e:
             raise EmbedderUnavailable(f"Ollama at {self.url} sent unreadable /api/tags") from e
-        if _bare(self.model) not in names:
+        if bare_model(self.model) not in names:
             raise ModelNotPulled(
                 f"Ollama at {self.url} does not have the model {self.model!r}: "
-                f"run `ollama pull {self.model}`",
-                detail={"model": self.model, "available": sorted(n for n in names if n)},
+                f"{pull_hint(self.model)}",
+                detail={"model": self.model, "available": sorted(names)},
             )
         self._checked = True
 
@@ -131,9 +110,9 @@ class OllamaEmbedder:
 
     def _embed_batch(self, batch: list[str]) -> Vectors:
         response = self._call("POST", "/api/embed", json={"model": self.model, "input": batch})
-        if response.status_code == 404 and _json_error(response) is not None:
+        if response.status_code == 404 and json_error(response) is not None:
             raise ModelNotPulled(
-                f"Ollama at {self.url}: {_error_text(response)}: run `ollama pull {self.model}`",
+                f"Ollama at {self.url}: {error_text(response)}: {pull_hint(self.model)}",
                 detail={"model": self.model},
             )
         if response.status_code == 404:  # a plain "404 page not found": no such endpoint
@@ -146,7 +125,7 @@ class OllamaEmbedder:
         if response.status_code != 200:
             err = EmbedderUnavailable(
                 f"Ollama at {self.url} rejected /api/embed ({response.status_code}): "
-                f"{_error_text(response)}",
+                f"{error_text(response)}",
                 detail={"status": response.status_code},
             )
             err.retryable = False  # a 4xx says the request itself is wrong
@@ -199,7 +178,7 @@ class OllamaEmbedder:
         except httpx.TransportError as e:
             raise _Transient(f"cannot connect: {e or type(e).__name__}") from e
         if response.status_code >= 500:
-            raise _Transient(f"HTTP {response.status_code}: {_error_text(response)}")
+            raise _Transient(f"HTTP {response.status_code}: {error_text(response)}")
         return response
 
     def _log_retry(self, state: RetryCallState) -> None:

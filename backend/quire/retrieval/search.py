@@ -145,8 +145,14 @@ class Searcher:
         return self.mirror.knn(vec, k=k, allowed_docs=allowed, excluded_docs=excluded)
 
     # -- the request ------------------------------------------------------------------------
-    def search(self, query: str, options: SearchOptions | None = None) -> SearchResult:
-        """Run one search; raises InputError for an empty query, NotFound for unknown docs."""
+    def search(
+        self, query: str, options: SearchOptions | None = None, *, plan: Plan | None = None
+    ) -> SearchResult:
+        """Run one search; raises InputError for an empty query, NotFound for unknown docs.
+
+        ``plan``: one made already (the chat pipeline plans with its async LLM client);
+        None plans here, with ``self.llm`` when set.
+        """
         opts = options or SearchOptions()
         t_start, cpu_start = time.perf_counter(), time.process_time()
         timings: dict[str, float] = {}
@@ -164,7 +170,8 @@ class Searcher:
             raise NotFound(f"no such document: {', '.join(map(str, missing))}")
 
         t0 = time.perf_counter()
-        plan = make_plan(query, self.llm)
+        if plan is None:
+            plan = make_plan(query, self.llm)
         strategy: Strategy = opts.strategy or plan.strategy
         pool = (
             self.settings.pool_exhaustive

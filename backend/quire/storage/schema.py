@@ -144,6 +144,10 @@ messages = Table(
     Column("timings", JSON),
     Column("model", Text),
     Column("created_at", DateTime, nullable=False),
+    # complete | interrupted (the LLM stream broke or the client left) | error
+    Column("status", Text, nullable=False, server_default="complete"),
+    # mode (llm | extractive), verify verdict, notices, standalone question, cited numbers
+    Column("meta", JSON, nullable=False, server_default="{}"),
     CheckConstraint("role IN ('user','assistant','system')", name="ck_messages_role"),
 )
 Index("ix_messages_conversation", messages.c.conversation_id, messages.c.id)

@@ -1,0 +1,190 @@
+"""Chat: a streamed, cited answer (SSE), conversations, feedback, and the LLM's status.
+
+The event stream is documented in docs/chat-api.md. Bad input (empty or huge message, unknown
+conversation or document) is refused with the usual JSON error before the stream starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from pydantic import BaseModel, Field
+
+from quire.api.deps import DbDep
+from quire.api.schemas import ErrorOut
+from quire.storage import conversations
+from quire.synthesis.pipeline import MAX_MESSAGE_CHARS, ChatEngine, ChatRequest, Prepared
+
+router = APIRouter(prefix="/api", tags=["chat"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut},
+    404: {"model": ErrorOut},
+    422: {"model": ErrorOut},
+}
+
+
+def get_engine(request: Request) -> ChatEngine:
+    engine: ChatEngine = request.state.engine
+    return engine
+
+
+EngineDep = Annotated[ChatEngine, Depends(get_engine)]
+
+
+class ChatIn(BaseModel):
+    # The length limit is checked by the engine (a clear 400 naming the limit); this bound
+    # only stops absurd bodies early.
+    message: str = Field(
+        min_length=1, max_length=4 * MAX_MESSAGE_CHARS, description="The question."
+    )
+    conversation_id: int | None = Field(default=None, description="Continue this conversation.")
+    strategy: Literal["precise", "exhaustive"] | None = None
+    hyde_mode: Literal["off", "fusion", "supplement"] | None = None
+    document_ids: list[int] = Field(default_factory=list, max_length=1000)
+    kinds: list[Literal["pdf", "epub", "perplexity", "markdown", "text"]] = Field(
+        default_factory=list
+    )
+    rerank: bool = True
+    llm: bool = Field(default=True, description="False: answer extractively (no LLM).")
+
+
+async def prepare_chat(body: ChatIn, engine: EngineDep) -> Prepared:
+    """Validates and stores the question before any byte of the stream is sent."""
+    request = ChatRequest(
+        message=body.message,
+        conversation_id=body.conversation_id,
+        strategy=body.strategy,
+        hyde_mode=body.hyde_mode,
+        document_ids=tuple(body.document_ids),
+        kinds=tuple(body.kinds),
+        rerank=body.rerank,
+        use_llm=body.llm,
+    )
+    return await asyncio.to_thread(engine.prepare, request)
+
+
+@router.post("/chat", response_class=EventSourceResponse, responses=ERRORS)
+async def chat(
+    prepared: Annotated[Prepared, Depends(prepare_chat)], engine: EngineDep
+) -> AsyncIterable[ServerSentEvent]:
+    """Answer a question: events `start`, `plan`, `retrieval`, `stage`, `sources`, `token`,
+    `verify`, then `done` or `error` (see docs/chat-api.md)."""
+    async for name, data in engine.stream(prepared):
+        yield ServerSentEvent(event=name, data=data)
+
+
+class ConversationBrief(BaseModel):
+    id: int
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+
+
+class ConversationList(BaseModel):
+    conversations: list[ConversationBrief]
+
+
+class FeedbackOut(BaseModel):
+    rating: int
+    comment: str | None = None
+
+
+class MessageOut(BaseModel):
+    id: int
+    role: Literal["user", "assistant", "system"]
+    content: str
+    sources: list[dict[str, Any]] = Field(description="The numbered sources, see the docs.")
+    citations: list[int] = Field(description="The source numbers the answer cites.")
+    plan: dict[str, Any] | None
+    timings_ms: dict[str, float] | None
+    mode: Literal["llm", "extractive"] | None
+    model: str | None
+    status: Literal["complete", "interrupted", "error"]
+    verify: dict[str, Any] | None
+    notices: list[str]
+    created_at: datetime
+    feedback: FeedbackOut | None
+
+
+class ConversationOut(BaseModel):
+    id: int
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    messages: list[MessageOut]
+
+
+class FeedbackIn(BaseModel):
+    rating: Literal[1, -1]
+    comment: str | None = Field(default=None, max_length=4000)
+
+
+class FeedbackCreated(BaseModel):
+    id: int
+    message_id: int
+    rating: int
+    comment: str | None
+    created_at: datetime
+
+
+@router.get("/conversations", response_model=ConversationList)
+def list_conversations(db: DbDep) -> ConversationList:
+    with db.read() as conn:
+        return ConversationList.model_validate({"conversations": conversations.list_all(conn)})
+
+
+@router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=ERRORS)
+def get_conversation(conversation_id: int, db: DbDep) -> ConversationOut:
+    with db.read() as conn:
+        return ConversationOut.model_validate(conversations.get(conn, conversation_id))
+
+
+@router.delete("/conversations/{conversation_id}", status_code=204, responses=ERRORS)
+def delete_conversation(conversation_id: int, db: DbDep) -> Response:
+    with db.write() as conn:
+        conversations.delete(conn, conversation_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/messages/{message_id}/feedback",
+    status_code=201,
+    response_model=FeedbackCreated,
+    responses=ERRORS,
+)
+def add_feedback(message_id: int, body: FeedbackIn, db: DbDep) -> FeedbackCreated:
+    """Thumbs up (1) or down (-1) on an answer, with an optional comment; the latest counts."""
+    comment = body.comment.strip() if body.comment and body.comment.strip() else None
+    with db.write() as conn:
+        row = conversations.add_feedback(conn, message_id, body.rating, comment)
+    return FeedbackCreated.model_validate(row)
+
+
+class LLMBackendOut(BaseModel):
+    name: str
+    url: str
+    model: str
+    ok: bool
+    error: str | None = None
+    models: list[str] = Field(default_factory=list)
+
+
+class LLMStatus(BaseModel):
+    mode: Literal["llm", "extractive"]
+    backends: list[LLMBackendOut]
+
+
+@router.get("/llm", response_model=LLMStatus)
+async def llm_status(engine: EngineDep) -> LLMStatus:
+    """Which LLM backends are configured and reachable; `extractive` when none answers."""
+    if engine.router is None:
+        return LLMStatus(mode="extractive", backends=[])
+    backends = await engine.router.status()
+    ok = any(b.get("ok") for b in backends)
+    return LLMStatus.model_validate({"mode": "llm" if ok else "extractive", "backends": backends})

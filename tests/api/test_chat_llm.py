@@ -1,0 +1,275 @@
+"""The chat pipeline end to end through the API, with the LLM served by the fake Ollama over
+HTTP (no real model can run here): plan → retrieve → map → filter → answer → verify, the
+second retrieval round, and every way a model can fail."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from quire.app import create_app
+from quire.config import Settings
+from quire.ingest.worker import Worker
+from tests.api.sse import answer_text, first, parse_sse
+from tests.conftest import DOCS
+from tests.fakes.chat import Reply
+from tests.fakes.ollama import FakeOllama, unused_url
+from tests.fakes.rag_model import RagModel
+
+QUESTION = "What did the White Rabbit take out of its waistcoat-pocket?"
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("chat-llm") / "data"
+    settings = Settings(data_dir=data, llm_backends="none")
+    with TestClient(create_app(settings)) as client:
+        for path in (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf"):
+            r = client.post(
+                "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
+            )
+            assert r.status_code == 202
+    worker = Worker(settings)
+    worker.run(drain=True)
+    worker.close()
+    return data
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(models=["llama3.2:latest", "nomic-embed-text:latest"]) as server:
+        yield server
+
+
+@pytest.fixture
+def model(fake: FakeOllama) -> Iterator[RagModel]:
+    fake.reset()
+    rag = RagModel()
+    fake.responder = rag
+    yield rag
+    fake.reset()
+
+
+def make_client(library: Path, fake_url: str, **overrides: Any) -> TestClient:
+    values: dict[str, Any] = {"llm_backends": "ollama", "llm_retries": 0, **overrides}
+    settings = Settings(data_dir=library, ollama_url=fake_url, **values)
+    return TestClient(create_app(settings))
+
+
+def ask(client: TestClient, **body: Any) -> list[tuple[str, Any]]:
+    with client.stream("POST", "/api/chat", json={"message": QUESTION, **body}) as r:
+        assert r.status_code == 200, r.read()
+        return list(parse_sse(r.iter_lines()))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def chat_requests(fake: FakeOllama) -> list[dict[str, Any]]:
+    return [r.body for r in fake.requests_to("/api/chat")]
+
+
+def test_full_pipeline_streams_a_cited_answer(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+    names = [e for e, _ in events]
+    assert names[0] == "start" and names[-1] == "done", names
+    assert names.index("plan") < names.index("retrieval") < names.index("sources")
+    assert names.index("sources") < names.index("token") < names.index("verify")
+    assert names.count("token") > 3  # streamed piece by piece
+    start, plan, done = first(events, "start"), first(events, "plan"), first(events, "done")
+    assert start["mode"] == "llm" and start["model"] == "ollama:llama3.2"
+    assert plan["source"] == "llm" and plan["hyde_passage"]
+    stages = [d["stage"] for e, d in events if e == "stage"]
+    assert stages[-3:] == ["filter", "answer", "verify"] and set(stages[:-3]) == {"map"}
+    assert model.seen[:2] == ["plan", "map"] and model.seen[-2:] == ["answer", "verify"]
+    assert "filter" in model.seen
+
+    sources = first(events, "sources")["sources"]
+    assert [s["n"] for s in sources] == list(range(1, len(sources) + 1))
+    # Map yields facts only for passages sharing a word with the question; each is quoted
+    # from its own passage, one per page.
+    assert all(_norm(s["quote"]) in _norm(s["passage"]) for s in sources)
+    assert len({(s["document_id"], s["page"]) for s in sources}) == len(sources)
+    answer = answer_text(events)
+    assert answer == done["answer"] and "[1]" in answer
+    assert done["citations"] and set(done["citations"]) <= {s["n"] for s in sources}
+    assert first(events, "verify") == {"status": "ok", "suggestion": None, "round": 1}
+    assert done["model"] == "ollama:llama3.2" and done["timings_ms"]["answer"] > 0
+
+    bodies = chat_requests(fake)
+    answer_call = next(b for b in bodies if "Answer the question using ONLY" in str(b))
+    assert answer_call["stream"] is True and answer_call["options"]["num_ctx"] >= 2048
+    assert all(b.get("format") == "json" for b in bodies if b is not answer_call)
+
+    with make_client(library, fake.url) as client:
+        stored = client.get(f"/api/conversations/{done['conversation_id']}").json()
+    reply = stored["messages"][-1]
+    assert reply["status"] == "complete" and reply["mode"] == "llm"
+    assert reply["model"] == "ollama:llama3.2" and reply["content"] == answer
+    assert reply["sources"] == sources and reply["verify"]["status"] == "ok"
+
+
+def test_junk_plan_and_junk_facts_fall_back_without_losing_the_answer(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    model.overrides["plan"] = "I think you should search for rabbits!"
+    model.overrides["map"] = '{"facts": [{"node_id": "x", "fact": 3}, "nonsense"]}'
+    model.overrides["filter"] = "all good"
+    model.overrides["verify"] = "yes"
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+    assert first(events, "plan")["source"] == "heuristic"
+    done = first(events, "done")
+    assert any("plan was unusable" in n for n in done["notices"])
+    assert any("verification was unusable" in n for n in done["notices"])
+    # Every map batch gave nothing usable: the passages went on as raw snippets.
+    sources = first(events, "sources")["sources"]
+    assert sources and all(_norm(s["quote"]) in _norm(s["passage"]) for s in sources)
+    assert done["status"] == "complete" and "[1]" in done["answer"]
+    assert "verify" not in [e for e, _ in events]
+
+
+def test_invented_citations_are_removed(library: Path, fake: FakeOllama, model: RagModel) -> None:
+    model.overrides["answer"] = "The watch came out [1]. Also see [99] and [0]."
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+    done = first(events, "done")
+    assert done["answer"] == "The watch came out [1]. Also see and."
+    assert done["citations"] == [1]
+
+
+def test_missed_info_triggers_one_more_retrieval_round(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    model.overrides["verify"] = json.dumps(
+        {"status": "missed-info", "suggestion": "DMCA safe harbor service provider"}
+    )
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+    names = [e for e, _ in events]
+    assert names.count("retrieval") == 2 and names.count("sources") == 2
+    assert names.count("verify") == 1  # one extra round at most
+    second = [d for e, d in events if e == "retrieval"][1]
+    assert second["round"] == 2
+    before, after = [d["sources"] for e, d in events if e == "sources"]
+    assert after[: len(before)] == before and len(after) > len(before)
+    assert any(s["kind"] == "pdf" for s in after[len(before) :])
+    done = first(events, "done")
+    assert f"[{len(before) + 1}]" in done["answer"]  # the addendum cites the new source
+    assert model.seen.count("verify") == 1 and "addendum" in model.seen
+
+
+def test_error_mid_answer_is_an_error_event_and_the_partial_answer_is_kept(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    model.overrides["answer"] = lambda _: Reply(
+        "The Rabbit took out a watch [1] and", error_after=4
+    )
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+        assert events[-1][0] == "error"
+        error = events[-1][1]
+        assert error["code"] == "llm_interrupted" and "unexpected EOF" in error["message"]
+        assert answer_text(events) == "The Rabbit took out"
+        conv = first(events, "start")["conversation_id"]
+        stored = client.get(f"/api/conversations/{conv}").json()["messages"][-1]
+    assert stored["id"] == error["message_id"]
+    assert stored["status"] == "interrupted" and stored["content"] == "The Rabbit took out"
+
+
+def test_stream_cut_mid_answer_is_an_error_event(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    model.overrides["answer"] = lambda _: Reply("one two three four five six", cut_after=2)
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+    assert events[-1][0] == "error" and events[-1][1]["code"] == "llm_interrupted"
+    assert answer_text(events) == "one two"
+
+
+@pytest.mark.parametrize(
+    ("override", "settings", "why"),
+    [
+        (lambda _: Reply("x", status=500, error="model runner crashed"), {}, "runner crashed"),
+        (lambda _: Reply("late", first_token_delay_s=5), {"llm_first_token_timeout_s": 0.5}, ""),
+        ("   ", {}, "empty answer"),
+    ],
+    ids=["http-500", "slow-first-token", "empty-answer"],
+)
+def test_answer_failing_before_any_text_gives_the_extractive_answer(
+    library: Path,
+    fake: FakeOllama,
+    model: RagModel,
+    override: Any,
+    settings: dict[str, Any],
+    why: str,
+) -> None:
+    model.overrides["answer"] = override
+    with make_client(library, fake.url, **settings) as client:
+        events = ask(client)
+    done = first(events, "done")
+    assert done["mode"] == "extractive" and done["status"] == "complete"
+    assert done["answer"].startswith("*Extractive answer: The language model failed")
+    assert why in done["answer"]
+    assert "“" in done["answer"] and done["citations"]
+    # The sources event was sent again for the extractive answer: the last one is what counts.
+    last_sources = [d for e, d in events if e == "sources"][-1]["sources"]
+    assert all(_norm(s["quote"]) in _norm(s["passage"]) for s in last_sources)
+
+
+def test_missing_model_and_dead_server_answer_extractively_with_the_reason(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    with make_client(library, fake.url, ollama_chat_model="qwen2.5:7b") as client:
+        events = ask(client)
+        status = client.get("/api/llm").json()
+    start = first(events, "start")
+    assert start["mode"] == "extractive"
+    assert any("ollama pull qwen2.5:7b" in n for n in start["notices"])
+    assert status["mode"] == "extractive" and status["backends"][0]["ok"] is False
+    assert model.seen == []  # the model was never asked
+
+    with make_client(library, unused_url()) as client:
+        events = ask(client)
+    assert first(events, "start")["mode"] == "extractive"
+    assert first(events, "done")["answer"].startswith("*Extractive answer: No language model")
+
+
+def test_follow_up_is_rewritten_by_the_model(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    with make_client(library, fake.url) as client:
+        conv = first(ask(client), "start")["conversation_id"]
+        events = ask(client, message="And what did it do next?", conversation_id=conv)
+    start = first(events, "start")
+    assert start["standalone_question"] == "And what did it do next? (rewritten)"
+    rewrite = next(b for b in chat_requests(fake) if "Rewrite the last question" in str(b))
+    prompt = rewrite["messages"][-1]["content"]
+    assert QUESTION in prompt and "Assistant:" in prompt
+
+
+def test_openai_backend_serves_the_same_pipeline(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    settings = {"llm_backends": "openai", "openai_url": fake.url, "openai_model": "llama3.2"}
+    with make_client(library, fake.url, **settings) as client:
+        events = ask(client)
+        r = client.post(
+            "/v1/chat/completions",
+            json={"model": "quire", "messages": [{"role": "user", "content": QUESTION}]},
+        )
+    assert first(events, "start")["model"] == "openai:llama3.2"
+    assert first(events, "done")["mode"] == "llm"
+    assert fake.requests_to("/v1/chat/completions") and not fake.requests_to("/api/chat")
+    content = r.json()["choices"][0]["message"]["content"]
+    assert "[1]" in content and "\n\nSources:\n[1] " in content

@@ -1,0 +1,105 @@
+"""A scripted "model" for the fake LLM server that answers Quire's prompts sensibly.
+
+It recognises each prompt of quire.synthesis.prompts by its wording and replies the way a
+small instruction-tuned model would: a JSON plan, one fact per passage that shares a word with
+the question, all facts relevant, an answer citing the facts it was given, an "ok" verdict.
+Tests override single purposes (``overrides["map"] = "junk"``) to inject bad behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def purpose_of(prompt: str) -> str:
+    if "You plan a search" in prompt:
+        return "plan"
+    if "Rewrite the last question" in prompt:
+        return "rewrite"
+    if "numbered passages from the user's documents" in prompt:
+        return "map"
+    if "Which facts are relevant" in prompt:
+        return "filter"
+    if "More sources were found" in prompt:
+        return "addendum"
+    if "Answer the question using ONLY" in prompt:
+        return "answer"
+    if "Does the answer fully address" in prompt:
+        return "verify"
+    return "other"
+
+
+def _question(prompt: str) -> str:
+    m = re.search(r"^Question: (.+)$", prompt, re.MULTILINE) or re.search(
+        r"^Last question: (.+)$", prompt, re.MULTILINE
+    )
+    return m.group(1).strip() if m else ""
+
+
+def _facts_for(prompt: str) -> list[dict[str, Any]]:
+    words = {w.lower() for w in _WORD.findall(_question(prompt))}
+    facts = []
+    for m in re.finditer(r"^\[(\d+)\] [^\n]*\n([^\n]+)", prompt, re.MULTILINE):
+        passage = m.group(2)
+        if words & {w.lower() for w in _WORD.findall(passage)}:
+            sentence = re.split(r"(?<=[.!?])\s", passage)[0][:200]
+            facts.append({"node_id": m.group(1), "fact": sentence})
+    return facts
+
+
+def _answer(prompt: str) -> str:
+    numbers = re.findall(r"^\[(\d+)\] ", prompt, re.MULTILINE)
+    if not numbers:
+        return "The sources do not answer this question."
+    parts = [f"Source {n} says something relevant [{n}]." for n in numbers[:3]]
+    return " ".join(parts)
+
+
+@dataclass
+class RagModel:
+    """Callable as the fake server's responder: ``fake.responder = RagModel()``."""
+
+    overrides: dict[str, str | Callable[[str], Any]] = field(default_factory=dict)
+    seen: list[str] = field(default_factory=list)  # the purposes asked, in order
+
+    def reply(self, prompt: str) -> Any:
+        purpose = purpose_of(prompt)
+        self.seen.append(purpose)
+        override = self.overrides.get(purpose)
+        if override is not None:
+            return override(prompt) if callable(override) else override
+        if purpose == "plan":
+            q = _question(prompt) or "question"
+            return json.dumps(
+                {
+                    "strategy": "precise",
+                    "queries": [q, f"{q} explained", f"about {q}"],
+                    "hard_keywords": [],
+                    "hyde_passage": f"A passage that answers: {q}",
+                }
+            )
+        if purpose == "rewrite":
+            return _question(prompt) + " (rewritten)"
+        if purpose == "map":
+            return json.dumps({"facts": _facts_for(prompt)})
+        if purpose == "filter":
+            count = len(re.findall(r"^\d+\. ", prompt, re.MULTILINE))
+            return json.dumps({"relevant": list(range(1, count + 1))})
+        if purpose == "addendum":
+            first = re.search(r"like \[(\d+)\]", prompt)
+            return f"The new source adds a detail [{first.group(1) if first else 1}]."
+        if purpose == "answer":
+            return _answer(prompt)
+        if purpose == "verify":
+            return json.dumps({"status": "ok"})
+        return "I am a fake model."
+
+    def __call__(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> Any:
+        prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        return self.reply(str(prompt))
