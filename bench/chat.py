@@ -1,0 +1,193 @@
+"""Chat benchmark: what the answer pipeline costs around the model.
+
+    .venv/bin/python bench/chat.py                  # ~2 min on a fresh cache
+    .venv/bin/python bench/chat.py --keep /tmp/quire-chat-bench --rounds 3
+
+Over the shared documents (Alice EPUB, the DMCA summary and the NAACL paper PDFs, the
+Perplexity thread), each question is answered in-process through ``ChatEngine`` twice:
+- **extractive** (no LLM): end to end, with the sentence scoring;
+- **llm-fake**: the LLM is the fake Ollama of the test suite over real HTTP, answering
+  instantly (tokens without delay), so the times are Quire's own overhead around a model:
+  plan → retrieval → map (batches of ten) → filter → answer → verify.
+Reported per mode: p50/p95 of time to the first answer token and of the whole answer, and the
+median of each stage. No reranker model is installed here, so reranking is off.
+Results are appended to bench/results/chat.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import machine_info  # noqa: E402
+
+from quire.config import Settings  # noqa: E402
+from quire.ingest.worker import Worker  # noqa: E402
+from quire.storage import documents  # noqa: E402
+from quire.storage.db import open_database  # noqa: E402
+from quire.synthesis.pipeline import ChatRequest  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "chat.json"
+DOCS = ROOT.parent / "shared" / "data" / "docs"
+FILES = [
+    DOCS / "epub" / "alice-epub3.epub",
+    DOCS / "pdf" / "dmca-summary.pdf",
+    DOCS / "pdf" / "naacl06-shinyama.pdf",
+    DOCS / "perplexity" / "pnw-states-multiturn.md",
+]
+QUESTIONS = [
+    "What did the White Rabbit take out of its waistcoat-pocket?",
+    "Why did Alice grow so large after drinking from the bottle?",
+    "What are the conditions for the safe harbor for service providers?",
+    "How does the DMCA treat circumvention of technological protection measures?",
+    "What is preemptive information extraction?",
+    "How are relations clustered in the NAACL paper?",
+    "Which Pacific Northwest state has the largest population?",
+    "What is the capital of Oregon?",
+]
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def ingest(settings: Settings) -> None:
+    db = open_database(settings)
+    with db.read() as conn:
+        have = {d["filename"] for d in documents.list_documents(conn)}
+    for path in FILES:
+        if path.name not in have:
+            documents.add_file(
+                db, settings.files_dir, path, path.name, max_bytes=settings.max_upload_bytes
+            )
+    db.dispose()
+    worker = Worker(settings)
+    worker.run(drain=True)
+    worker.close()
+
+
+async def answer(engine: Any, question: str, use_llm: bool) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    prepared = await asyncio.to_thread(
+        engine.prepare, ChatRequest(message=question, use_llm=use_llm, rerank=False)
+    )
+    first_token = None
+    done: dict[str, Any] = {}
+    async for name, data in engine.stream(prepared):
+        if name == "token" and first_token is None:
+            first_token = (time.perf_counter() - t0) * 1000
+        elif name == "done":
+            done = data
+        elif name == "error":
+            raise RuntimeError(data["message"])
+    return {
+        "first_token_ms": first_token,
+        "total_ms": (time.perf_counter() - t0) * 1000,
+        "stages": done["timings_ms"],
+        "mode": done["mode"],
+        "sources": len(done["citations"]),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from quire.embed.base import make_embedder
+    from quire.llm.router import make_router
+    from quire.retrieval.search import Searcher
+    from quire.synthesis.pipeline import ChatEngine
+    from tests.fakes.ollama import FakeOllama
+    from tests.fakes.rag_model import RagModel
+
+    data = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="quire-chat-"))
+    results: dict[str, Any] = {}
+    with FakeOllama(models=["llama3.2:latest"]) as fake:
+        fake.responder = RagModel()
+        settings = Settings(
+            data_dir=data, llm_backends="ollama", ollama_url=fake.url, llm_retries=0
+        )
+        t0 = time.perf_counter()
+        ingest(settings)
+        results["ingest_s"] = round(time.perf_counter() - t0, 1)
+        db = open_database(settings)
+        embedder = make_embedder(settings)
+        searcher = Searcher(db, settings, embedder, None)
+
+        async def main() -> None:
+            router = make_router(settings)
+            engine = ChatEngine(db, settings, searcher, router)
+            for mode, use_llm in (("extractive", False), ("llm-fake", True)):
+                await answer(engine, QUESTIONS[0], use_llm)  # warm-up (mirror, caches)
+                runs = [
+                    await answer(engine, q, use_llm)
+                    for _ in range(args.rounds)
+                    for q in QUESTIONS
+                ]
+                assert all(r["mode"] == mode.split("-")[0] for r in runs), runs
+                stages = sorted({k for r in runs for k in r["stages"]})
+                results[mode] = {
+                    "n": len(runs),
+                    "first_token_p50": _pct([r["first_token_ms"] for r in runs], 0.5),
+                    "first_token_p95": _pct([r["first_token_ms"] for r in runs], 0.95),
+                    "total_p50": _pct([r["total_ms"] for r in runs], 0.5),
+                    "total_p95": _pct([r["total_ms"] for r in runs], 0.95),
+                    "stage_p50": {
+                        k: round(statistics.median(r["stages"].get(k, 0.0) for r in runs), 1)
+                        for k in stages
+                    },
+                    "cited_sources_mean": round(
+                        statistics.mean(r["sources"] for r in runs), 2
+                    ),
+                }
+            if router is not None:
+                await router.aclose()
+
+        asyncio.run(main())
+        results["llm_calls"] = len(fake.requests_to("/api/chat"))
+        searcher.close()
+        embedder.close()
+        db.dispose()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", help="data directory to reuse between runs")
+    parser.add_argument("--rounds", type=int, default=2, help="passes over the questions")
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    results = run(args)
+    print(f"{'mode':<12}{'n':>4}{'first token p50/p95 ms':>26}{'total p50/p95 ms':>22}")
+    for mode in ("extractive", "llm-fake"):
+        r = results[mode]
+        first = f"{r['first_token_p50']:.0f} / {r['first_token_p95']:.0f}"
+        total = f"{r['total_p50']:.0f} / {r['total_p95']:.0f}"
+        print(f"{mode:<12}{r['n']:>4}{first:>26}{total:>22}")
+        stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_p50"].items())
+        print(f"{'':<12}stage p50 ms: {stages}")
+    entry = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(load),
+        "args": vars(args),
+        "results": results,
+    }
+    history = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    history.append(entry)
+    RESULTS.write_text(json.dumps(history, indent=1) + "\n")
+    print(f"appended to {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
