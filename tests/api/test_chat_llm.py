@@ -214,7 +214,28 @@ def test_answer_failing_before_any_text_gives_the_extractive_answer(
     settings: dict[str, Any],
     why: str,
 ) -> None:
-    model.overrides["answer"] = override
+    _assert_extractive_fallback(library, fake, model, "answer", override, settings, why)
+
+
+def test_a_map_call_cut_mid_reply_gives_the_extractive_answer(
+    library: Path, fake: FakeOllama, model: RagModel
+) -> None:
+    def cut(_: str) -> Reply:
+        return Reply('{"facts": [{"node_id": 1, "fact": "x y z"}]}', cut_after=2)
+
+    _assert_extractive_fallback(library, fake, model, "map", cut, {}, "connection lost")
+
+
+def _assert_extractive_fallback(
+    library: Path,
+    fake: FakeOllama,
+    model: RagModel,
+    purpose: str,
+    override: Any,
+    settings: dict[str, Any],
+    why: str,
+) -> None:
+    model.overrides[purpose] = override
     with make_client(library, fake.url, **settings) as client:
         events = ask(client)
     done = first(events, "done")

@@ -302,7 +302,11 @@ class ChatEngine:
             {"role": "system", "content": prompts.SYSTEM},
             {"role": "user", "content": prompt},
         ]
-        result: str = await self.llm.complete(messages, purpose=purpose, json_mode=json_mode)
+        try:
+            result: str = await self.llm.complete(messages, purpose=purpose, json_mode=json_mode)
+        except LLMInterrupted as exc:
+            # Nothing of an internal step reached the user: a failure, not an interruption.
+            raise LLMUnavailable(exc.message, detail=exc.detail) from exc
         return result
 
     async def _rewrite(self, run: _Run) -> str:
