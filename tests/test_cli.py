@@ -51,7 +51,14 @@ def test_ingest_of_a_named_bad_file_fails_the_command(tmp_path: Path) -> None:
 def test_doctor_checks_the_real_tools(tmp_path: Path) -> None:
     r = quire(tmp_path / "data", "doctor", QUIRE_OLLAMA_URL="http://127.0.0.1:9")
     assert r.returncode == 0, r.stdout
-    for expected in ("tesseract", "poppler", "sqlite-vec", "embedder", "ollama (optional)"):
+    for expected in (
+        "tesseract",
+        "poppler",
+        "sqlite-vec",
+        "embedder",
+        "ollama (optional)",
+        "chat LLM",
+    ):
         assert expected in r.stdout
     assert "FAIL" not in r.stdout
     broken = quire(tmp_path / "data", "doctor", QUIRE_OCR_LANG="xyz")

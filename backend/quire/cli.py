@@ -455,6 +455,28 @@ def doctor() -> None:
         names = [m["name"] for m in r.json().get("models", [])]
         return f"{settings.ollama_url}: {', '.join(names) or 'no models pulled'}"
 
+    def llm() -> str:
+        import asyncio
+
+        from quire.llm.router import make_router
+
+        router = make_router(settings)
+        if router is None:
+            raise RuntimeError("none configured (QUIRE_LLM_BACKENDS=none): answers are extractive")
+
+        async def status() -> list[dict[str, Any]]:
+            try:
+                return await router.status()
+            finally:
+                await router.aclose()
+
+        rows = asyncio.run(status())
+        if not any(r["ok"] for r in rows):
+            raise RuntimeError(
+                "; ".join(f"{r['name']}: {r['error']}" for r in rows) + " — answers are extractive"
+            )
+        return "; ".join(f"{r['name']} {'ok' if r['ok'] else r['error']}" for r in rows)
+
     def data_dir() -> str:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         probe = settings.data_dir / ".doctor"
@@ -470,7 +492,7 @@ def doctor() -> None:
         ("sqlite + sqlite-vec", database),
         ("embedder", embedder),
     ]
-    optional = [("ollama (optional)", ollama)]
+    optional = [("ollama (optional)", ollama), ("chat LLM (optional)", llm)]
     table = Table("check", "", "detail")
     failed = False
     for name, fn in required + optional:
