@@ -131,9 +131,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for mode, use_llm in (("extractive", False), ("llm-fake", True)):
                 await answer(engine, QUESTIONS[0], use_llm)  # warm-up (mirror, caches)
                 runs = [
-                    await answer(engine, q, use_llm)
-                    for _ in range(args.rounds)
-                    for q in QUESTIONS
+                    await answer(engine, q, use_llm) for _ in range(args.rounds) for q in QUESTIONS
                 ]
                 assert all(r["mode"] == mode.split("-")[0] for r in runs), runs
                 stages = sorted({k for r in runs for k in r["stages"]})
@@ -147,9 +145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         k: round(statistics.median(r["stages"].get(k, 0.0) for r in runs), 1)
                         for k in stages
                     },
-                    "cited_sources_mean": round(
-                        statistics.mean(r["sources"] for r in runs), 2
-                    ),
+                    "cited_sources_mean": round(statistics.mean(r["sources"] for r in runs), 2),
                 }
             if router is not None:
                 await router.aclose()
