@@ -117,10 +117,10 @@ def score_sentences(
     else:
         lex = np.zeros(len(pool), dtype=np.float32)
     cos = np.zeros(len(pool), dtype=np.float32)
+    prior = np.array([1.0 / (1.0 + 0.3 * s.hit_index) for s in pool], dtype=np.float32)
     if embedder is not None:
         # Embedding every sentence costs ~6 ms each on one CPU thread: only the likeliest,
         # by query terms and passage rank, are compared in meaning.
-        prior = np.array([1.0 / (1.0 + 0.3 * s.hit_index) for s in pool], dtype=np.float32)
         likely = np.argsort(-(lex + 0.5 * prior), kind="stable")[:EMBED_SENTENCES]
         try:
             vecs = embedder.embed([question] + [pool[int(k)].text for k in likely])
@@ -128,9 +128,8 @@ def score_sentences(
         except Exception:  # noqa: BLE001 - lexical scores still give an answer
             cos = np.zeros(len(pool), dtype=np.float32)
     for k, s in enumerate(pool):
-        prior = 1.0 / (1.0 + 0.3 * s.hit_index)
         s.lexical, s.cosine = float(lex[k]), float(cos[k])
-        s.score = 0.45 * s.lexical + 0.35 * s.cosine + 0.2 * prior
+        s.score = 0.45 * s.lexical + 0.35 * s.cosine + 0.2 * float(prior[k])
         if not s.complete:
             s.score *= FRAGMENT_FACTOR
     pool.sort(key=lambda s: -s.score)
