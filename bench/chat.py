@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import machine_info  # noqa: E402
-
 from quire.config import Settings  # noqa: E402
 from quire.ingest.worker import Worker  # noqa: E402
 from quire.storage import documents  # noqa: E402
@@ -104,12 +103,13 @@ async def answer(engine: Any, question: str, use_llm: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from tests.fakes.ollama import FakeOllama
+    from tests.fakes.rag_model import RagModel
+
     from quire.embed.base import make_embedder
     from quire.llm.router import make_router
     from quire.retrieval.search import Searcher
     from quire.synthesis.pipeline import ChatEngine
-    from tests.fakes.ollama import FakeOllama
-    from tests.fakes.rag_model import RagModel
 
     data = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="quire-chat-"))
     results: dict[str, Any] = {}
