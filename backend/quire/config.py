@@ -100,6 +100,11 @@ class Settings(BaseSettings):
         le=1,
         description="Drop query terms found in more than this share of chunks (0: keep all).",
     )
+    bm25_cache_mb: float = Field(
+        default=128,
+        ge=0,
+        description="Memory for cached per-term BM25 scores (0: every query ranks in FTS5).",
+    )
     weight_bm25: float = Field(default=1.0, ge=0, description="RRF weight of the BM25 leg.")
     weight_dense: float = Field(default=1.0, ge=0, description="RRF weight of the dense leg.")
     weight_exact: float = Field(default=0.5, ge=0, description="RRF weight of the exact leg.")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
+from quire.retrieval.term_scores import TermScores
 
 # Frequent English function words: they cost FTS5 the most (long posting lists) and say least.
 STOPWORDS = frozenset(
@@ -45,9 +46,14 @@ def terms(query: str) -> list[str]:
     return out[:MAX_TERMS]
 
 
+def phrases(query_terms: Sequence[str]) -> list[str]:
+    """Each term quoted as an FTS5 phrase: no user text is read as query syntax."""
+    return ['"' + t.replace('"', '""') + '"' for t in query_terms if t]
+
+
 def match_expression(query_terms: Sequence[str]) -> str | None:
     """An FTS5 MATCH string that ORs the quoted terms, or None when there is nothing to match."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in query_terms if t]
+    quoted = phrases(query_terms)
     return " OR ".join(quoted) if quoted else None
 
 
@@ -86,8 +92,21 @@ def bm25(
     flt: Filter,
     heading_weight: float = 0.5,
     max_df: float = 0.0,
+    cache: TermScores | None = None,
 ) -> list[tuple[int, float]]:
-    """Chunk ids with BM25 scores (higher is better), best first."""
+    """Chunk ids with BM25 scores (higher is better), best first; from ``cache`` when given
+    (the same ranking and scores, see term_scores.py), else from FTS5 directly."""
+    if cache is not None:
+        view = cache.sync(conn)  # before any other statement on conn (see watch.py)
+        allowed = flt.allowed_documents(conn) if (flt.document_ids or flt.kinds) else None
+        return cache.search(
+            conn,
+            view,
+            phrases(drop_frequent(conn, terms(query), max_df)),
+            limit=limit,
+            heading_weight=heading_weight,
+            allowed_docs=allowed,
+        )
     expr = match_expression(drop_frequent(conn, terms(query), max_df))
     if expr is None:
         return []

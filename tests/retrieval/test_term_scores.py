@@ -1,0 +1,233 @@
+"""The BM25 leg from cached term scores ranks exactly as FTS5's bm25() does, on a real SQLite
+file: frequent and rare terms, headings, filters, hidden documents, and after changes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from quire.config import Settings
+from quire.retrieval import lexical
+from quire.retrieval.filters import Filter
+from quire.retrieval.term_scores import TermScores
+from quire.storage import chunks
+from quire.storage.db import Database, open_database
+
+# Frequent words (one in > half the chunks, where FTS5 floors the IDF), a middle band, rare words.
+FREQUENT = ["alpha", "beta", "gamma"]
+MIDDLE = [f"mid{i}" for i in range(20)]
+RARE = [f"rare{i}" for i in range(300)]
+KINDS = ("pdf", "epub", "markdown")
+QUERIES = [
+    "alpha",
+    "alpha beta gamma",
+    "alpha rare3 mid4",
+    "rare1 rare2 rare3",
+    "beta mid1 mid2 rare7 rare8",
+    "gamma running runs",  # two terms, one porter stem: two phrases
+    "section alpha",  # 'section' is in the heading column too
+    "snake_case words",  # one term, a two-token phrase
+    "nothingmatchesthis",
+    "the of and",  # stopwords only
+]
+
+
+def _text(rng: np.random.Generator) -> str:
+    words = []
+    for _ in range(int(rng.integers(20, 120))):
+        u = rng.random()
+        if u < 0.25:
+            words.append(FREQUENT[int(rng.integers(len(FREQUENT)))])
+        elif u < 0.55:
+            words.append(MIDDLE[int(rng.integers(len(MIDDLE)))])
+        elif u < 0.6:
+            words.append(["running", "runs", "snake_case words"][int(rng.integers(3))])
+        else:
+            words.append(RARE[min(int(rng.zipf(1.3)), len(RARE)) - 1])
+    return " ".join(words)
+
+
+def add_document(
+    db: Database, doc_id: int, n_chunks: int, seed: int, status: str = "ready"
+) -> None:
+    rng = np.random.default_rng(seed)
+    now = "2026-01-01 00:00:00.000000"
+    sha = hashlib.sha256(f"doc-{doc_id}-{seed}".encode()).hexdigest()
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO documents (id, kind, title, filename, sha256, byte_size, page_count, "
+            "chunk_count, status, stored_path, created_at, updated_at, metadata) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (doc_id, KINDS[doc_id % 3], f"d{doc_id}", f"d{doc_id}.md", sha, 1, n_chunks,
+             n_chunks, status, f"files/{sha}", now, now, "{}"),
+        )  # fmt: skip
+        for i in range(n_chunks):
+            text = _text(rng)
+            conn.exec_driver_sql(
+                "INSERT INTO page_chunks (document_id, page, ordinal, heading_path, text, "
+                "content_hash, char_count, source) VALUES (?,?,?,?,?,?,?,?)",
+                (doc_id, i + 1, 0, f"Section {i % 4} > alpha" if i % 5 == 0 else "Intro",
+                 text, hashlib.sha256(text.encode()).hexdigest(), len(text), "text_layer"),
+            )  # fmt: skip
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Iterator[Database]:
+    db = open_database(Settings(data_dir=tmp_path / "data"))
+    for doc_id in range(1, 7):
+        add_document(db, doc_id, 60, seed=doc_id)
+    yield db
+    db.dispose()
+
+
+def fts5_ranking(db: Database, query: str, flt: Filter, limit: int) -> list[tuple[int, float]]:
+    with db.read() as conn:
+        return lexical.bm25(conn, query, limit=limit, flt=flt)
+
+
+def cached_ranking(
+    db: Database, cache: TermScores, query: str, flt: Filter, limit: int
+) -> list[tuple[int, float]]:
+    with db.read() as conn:
+        return lexical.bm25(conn, query, limit=limit, flt=flt, cache=cache)
+
+
+def assert_same_ranking(
+    got: list[tuple[int, float]], want: list[tuple[int, float]], tol: float = 1e-12
+) -> None:
+    """The same scores position by position; ids may differ only within ties."""
+    assert len(got) == len(want)
+    np.testing.assert_allclose([s for _, s in got], [s for _, s in want], rtol=tol, atol=tol)
+    for (gid, gs), (wid, _) in zip(got, want, strict=True):
+        if gid != wid:
+            tied = {i for i, s in want if abs(s - gs) <= 1e3 * tol * max(1.0, abs(gs))}
+            assert gid in tied or abs(gs - want[-1][1]) <= 1e3 * tol * max(1.0, abs(gs))
+
+
+def check_all(db: Database, cache: TermScores, flt: Filter | None = None, limit: int = 25) -> None:
+    flt = flt or Filter()
+    for q in QUERIES:
+        assert_same_ranking(
+            cached_ranking(db, cache, q, flt, limit), fts5_ranking(db, q, flt, limit)
+        )
+
+
+def test_ranking_equals_fts5_bm25(corpus: Database) -> None:
+    cache = TermScores()
+    try:
+        with corpus.read() as conn:
+            share = conn.exec_driver_sql(
+                "SELECT count(*) * 1.0 / (SELECT count(*) FROM page_chunks) FROM page_chunks_fts "
+                "WHERE page_chunks_fts MATCH 'alpha'"
+            ).scalar_one()
+        assert share > 0.5  # the IDF floor is exercised
+        for limit in (1, 10, 200, 1000):
+            check_all(corpus, cache, limit=limit)
+        # With the cache warm, and with another heading weight (its own entries).
+        check_all(corpus, cache)
+        with corpus.read() as conn:
+            want = lexical.bm25(conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0)
+        with corpus.read() as conn:
+            got = lexical.bm25(
+                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0, cache=cache
+            )
+        assert_same_ranking(got, want)
+        assert cached_ranking(corpus, cache, "nothingmatchesthis", Filter(), 10) == []
+    finally:
+        cache.close()
+
+
+def test_filters_and_documents_that_are_not_ready(corpus: Database) -> None:
+    cache = TermScores()
+    try:
+        check_all(corpus, cache, Filter(document_ids=(2, 5)))
+        check_all(corpus, cache, Filter(kinds=("epub",)))
+        check_all(corpus, cache, Filter(document_ids=(1, 2), kinds=("epub",)))
+        got = cached_ranking(corpus, cache, "alpha beta", Filter(document_ids=(3,)), 500)
+        with corpus.read() as conn:
+            doc3 = {
+                int(r[0])
+                for r in conn.exec_driver_sql("SELECT id FROM page_chunks WHERE document_id = 3")
+            }
+        assert got and {cid for cid, _ in got} <= doc3
+        with corpus.write() as conn:
+            conn.exec_driver_sql("UPDATE documents SET status = 'processing' WHERE id = 3")
+        hidden = cached_ranking(corpus, cache, "alpha beta", Filter(), 1000)
+        assert hidden and not {cid for cid, _ in hidden} & doc3
+        check_all(corpus, cache)
+        with corpus.write() as conn:
+            conn.exec_driver_sql("UPDATE documents SET status = 'ready' WHERE id = 3")
+        assert {cid for cid, _ in cached_ranking(corpus, cache, "alpha", Filter(), 1000)} & doc3
+    finally:
+        cache.close()
+
+
+def test_follows_inserts_deletes_and_updates(corpus: Database) -> None:
+    cache = TermScores()
+    try:
+        check_all(corpus, cache)
+        # A commit that leaves the index alone (a job heartbeat, a title) keeps the terms.
+        terms = cache.stats()["terms"]
+        with corpus.write() as conn:
+            conn.exec_driver_sql("UPDATE documents SET title = 'renamed' WHERE id = 1")
+        check_all(corpus, cache)
+        assert cache.stats()["terms"] == terms
+        # Inserts: the new rows join the cached row list, every term is scored again.
+        add_document(corpus, 7, 40, seed=70)
+        check_all(corpus, cache)
+        with corpus.read() as conn:
+            ids = [r[0] for r in conn.exec_driver_sql("SELECT id FROM page_chunks ORDER BY id")]
+        assert cache._index is not None and cache._index.ids.tolist() == ids
+        # A document indexed but not ready yet stays invisible.
+        add_document(corpus, 8, 10, seed=80, status="processing")
+        check_all(corpus, cache)
+        # Deletes (the row list is read again), and an in-place heading change (the FTS5 row
+        # is replaced under the same id).
+        with corpus.write() as conn:
+            chunks.delete_document_chunks(conn, 2)
+            conn.exec_driver_sql(
+                "UPDATE page_chunks SET heading_path = 'Section alpha alpha' "
+                "WHERE id IN (SELECT id FROM page_chunks WHERE document_id = 4 LIMIT 5)"
+            )
+        check_all(corpus, cache)
+        with corpus.read() as conn:
+            gone = conn.exec_driver_sql("SELECT count(*) FROM page_chunks WHERE document_id = 2")
+            assert gone.scalar_one() == 0
+    finally:
+        cache.close()
+
+
+def test_memory_budget_evicts_least_recently_used_terms(corpus: Database) -> None:
+    cache = TermScores(max_mb=0.002)  # ~170 postings: less than one frequent term
+    try:
+        check_all(corpus, cache)
+        stats = cache.stats()
+        assert stats["terms"] >= 1
+        assert stats["postings"] <= cache.max_postings or stats["terms"] == 1
+    finally:
+        cache.close()
+
+
+def test_searcher_uses_the_cache_and_can_do_without(corpus: Database, tmp_path: Path) -> None:
+    from quire.retrieval.search import Searcher, SearchOptions
+
+    on = Searcher(corpus, Settings(data_dir=tmp_path / "data"), None)
+    off = Searcher(corpus, Settings(data_dir=tmp_path / "data", bm25_cache_mb=0), None)
+    try:
+        assert on.term_scores is not None and off.term_scores is None
+        opts = SearchOptions(legs=("bm25",), rerank=False, limit=30)
+        a = on.search("alpha rare3 mid4", opts)
+        b = off.search("alpha rare3 mid4", opts)
+        assert_same_ranking(
+            [(h.chunk_id, h.scores["bm25"]) for h in a.hits],
+            [(h.chunk_id, h.scores["bm25"]) for h in b.hits],
+            tol=1e-5,  # hits carry rounded scores
+        )
+        assert on.term_scores.stats()["terms"] == 3
+    finally:
+        on.close()
+        off.close()
