@@ -5,6 +5,16 @@
 set -euo pipefail
 prefix=$(realpath -m "$1"); listen=$2; api=$3; root=$(realpath -m "$4"); max_body=${5:-250m}
 here=$(cd "$(dirname "$0")" && pwd)
+# Beyond the loopback only with an API token (the API checks it; nginx passes the header on).
+case "$listen" in
+    127.*|localhost|localhost:*|"[::1]"*|unix:*) ;;
+    *) case "${QUIRE_ALLOW_OPEN_BIND:-}" in 1|true|True|TRUE|yes|on) ;; *)
+        if [ -z "${QUIRE_API_TOKEN:-}" ]; then
+            echo "nginx/run.sh: refusing to listen on $listen without an API token: set" \
+                "QUIRE_API_TOKEN (for nginx and the API), or listen on 127.0.0.1" >&2
+            exit 2
+        fi ;; esac ;;
+esac
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 mime=/etc/nginx/mime.types
 mkdir -p "$prefix"/{client_body,proxy,fastcgi,uwsgi,scgi,logs}

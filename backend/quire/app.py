@@ -11,11 +11,13 @@ from fastapi import FastAPI
 
 from quire import __version__
 from quire.api import errors
+from quire.api.auth import install_access_control
 from quire.api.limits import BodySizeLimit
-from quire.api.routes import chat, documents, health, jobs, openai_compat, search
+from quire.api.routes import chat, documents, health, jobs, openai_compat, perplexity, search
 from quire.config import Settings
 from quire.embed.base import make_embedder
 from quire.llm.router import make_router
+from quire.perplexity.runner import SyncRunner
 from quire.retrieval.rerank import load_reranker
 from quire.retrieval.search import Searcher
 from quire.storage.db import open_database
@@ -36,10 +38,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         searcher = Searcher(db, settings, embedder, load_reranker(settings))
         router = make_router(settings)
         engine = ChatEngine(db, settings, searcher, router)
+        sync_runner = SyncRunner(settings, db)
         log.info("Quire %s on %s", __version__, settings.data_dir)
         try:
-            yield {"db": db, "searcher": searcher, "engine": engine}
+            yield {"db": db, "searcher": searcher, "engine": engine, "perplexity": sync_runner}
         finally:
+            sync_runner.close()
             if router is not None:
                 await router.aclose()
             searcher.close()
@@ -58,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
-    for module in (documents, jobs, search, chat, openai_compat, health):
+    install_access_control(app, settings)  # outside the body limit: no token, no body read
+    for module in (documents, jobs, search, chat, openai_compat, health, perplexity):
         app.include_router(module.router)
     return app

@@ -18,6 +18,8 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from quire import __version__
+from quire.cli_backup import backup, restore
+from quire.cli_perplexity import perplexity_group
 from quire.config import Settings
 from quire.errors import QuireError
 
@@ -233,13 +235,20 @@ def serve(host: str | None, port: int | None) -> None:
     """Run the API server."""
     import uvicorn
 
+    from quire.api.auth import BindRefused, check_bind
     from quire.app import create_app
 
     settings = _settings()
     _setup_logging(settings)
+    host = host or settings.host
+    try:
+        check_bind(host, settings)
+    except BindRefused as exc:
+        click.echo(f"quire serve: {exc}", err=True)
+        sys.exit(2)
     uvicorn.run(
         create_app(settings),
-        host=host or settings.host,
+        host=host,
         port=port or settings.port,
         log_level=settings.log_level.lower(),
         timeout_graceful_shutdown=5,
@@ -544,3 +553,8 @@ def eval_(dataset: Path, split: str, as_json: bool, max_queries: int | None, var
         return
     for table in evaluation.tables(report):
         console.print(table)
+
+
+main.add_command(perplexity_group)
+main.add_command(backup)
+main.add_command(restore)

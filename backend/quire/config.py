@@ -20,6 +20,17 @@ class Settings(BaseSettings):
     max_upload_mb: int = Field(default=200, ge=1, description="Largest accepted upload, in MB.")
     host: str = Field(default="127.0.0.1", description="API bind address.")
     port: int = Field(default=8000, ge=1, le=65535, description="API port.")
+    # Access control (api/auth.py): a token is required to listen beyond the loopback.
+    api_token: SecretStr | None = Field(
+        default=None, description="Bearer token every API route but /api/health requires."
+    )
+    allow_open_bind: bool = Field(
+        default=False,
+        description="Listen on a non-loopback address without a token (private networks only).",
+    )
+    cors_origins: str = Field(
+        default="", description="Comma-separated origins allowed cross-origin (empty: none)."
+    )
 
     log_level: str = Field(default="INFO", description="Logging level of the CLI and servers.")
 
@@ -38,6 +49,9 @@ class Settings(BaseSettings):
         default=4096, ge=256, description="Address-space limit of a document's extraction process."
     )
     max_pages: int = Field(default=20000, ge=1, description="Largest page count accepted.")
+    max_unpacked_mb: int = Field(
+        default=500, ge=1, description="Largest unpacked size of an EPUB (zip bombs), in MB."
+    )
     worker_poll_s: float = Field(default=0.5, gt=0, description="Worker idle poll interval.")
     job_stale_s: float = Field(
         default=60, gt=0, description="A running job without heartbeat this long is reclaimed."
@@ -138,6 +152,39 @@ class Settings(BaseSettings):
         default=-5.0, description="Reranked passages below this raw logit are dropped."
     )
 
+    # Perplexity sync (Playwright drives Debian's Chromium; Playwright's own download is unused)
+    perplexity_url: str = Field(
+        default="https://www.perplexity.ai",
+        description="Perplexity base URL: the site the browser logs in to and fetches from.",
+    )
+    chromium: Path = Field(
+        default=Path("/usr/bin/chromium"), description="Chromium executable Playwright drives."
+    )
+    perplexity_delay_s: float = Field(
+        default=1.0, ge=0, le=60, description="Pause between two Perplexity requests."
+    )
+    perplexity_retries: int = Field(
+        default=4, ge=0, le=10, description="Retries of a request answered 429/5xx or not at all."
+    )
+    perplexity_backoff_s: float = Field(
+        default=2.0, ge=0, le=600, description="First retry's wait without Retry-After (doubles)."
+    )
+    perplexity_backoff_max_s: float = Field(
+        default=60, ge=0, le=3600, description="Longest wait before a retry (caps Retry-After)."
+    )
+    perplexity_timeout_s: float = Field(
+        default=30, gt=0, le=600, description="Per-request and page-load timeout."
+    )
+    perplexity_page_size: int = Field(
+        default=50, ge=1, le=100, description="Threads per list request (Perplexity's own: 50)."
+    )
+    perplexity_checkpoint_every: int = Field(
+        default=10, ge=1, description="Write the sync checkpoint after this many threads."
+    )
+    perplexity_login_timeout_s: float = Field(
+        default=300, gt=0, le=3600, description="How long `quire perplexity login` waits."
+    )
+
     @field_validator("data_dir")
     @classmethod
     def _absolute(cls, v: Path) -> Path:
@@ -156,10 +203,30 @@ class Settings(BaseSettings):
             )
         return ",".join(names)
 
-    @field_validator("ollama_url", "openai_url")
+    @field_validator("api_token")
+    @classmethod
+    def _token(cls, v: SecretStr | None) -> SecretStr | None:
+        token = v.get_secret_value().strip() if v is not None else ""
+        if not token:
+            return None
+        if len(token) < 16 or not all("!" <= c <= "~" for c in token):
+            raise ValueError(
+                "use at least 16 printable ASCII characters without spaces, e.g. "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
+        return SecretStr(token)
+
+    @field_validator("ollama_url", "openai_url", "perplexity_url")
     @classmethod
     def _no_trailing_slash(cls, v: str) -> str:
         return v.strip().rstrip("/")
+
+    @field_validator("perplexity_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")) or "/" in v.split("://", 1)[1]:
+            raise ValueError(f"{v!r}: give the site's origin, e.g. https://www.perplexity.ai")
+        return v
 
     @property
     def db_path(self) -> Path:
@@ -176,6 +243,10 @@ class Settings(BaseSettings):
     @property
     def max_upload_bytes(self) -> int:
         return self.max_upload_mb * 1024 * 1024
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
 
     @property
     def llm_backend_names(self) -> list[str]:

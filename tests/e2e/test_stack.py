@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -14,65 +12,15 @@ import httpx
 import pytest
 
 from tests.conftest import DOCS, REPO
-from tests.e2e.helpers import QUIRE, env_for, start_worker, wait_until
+from tests.e2e.stack import run_stack
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[str]:
-    data = tmp_path / "data"
-    api_port, web_port = _free_port(), _free_port()
-    dist = tmp_path / "dist"
-    dist.mkdir()
-    shutil.copy(REPO / "frontend" / "placeholder" / "index.html", dist / "index.html")
-    with (tmp_path / "stack.log").open("ab") as log:
-        procs = [
-            subprocess.Popen(
-                [*QUIRE, "serve", "--port", str(api_port)],
-                env=env_for(data, QUIRE_MAX_UPLOAD_MB="20"),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            ),
-            subprocess.Popen(
-                [
-                    str(REPO / "nginx" / "run.sh"),
-                    str(tmp_path / "nginx"),
-                    f"127.0.0.1:{web_port}",
-                    f"127.0.0.1:{api_port}",
-                    str(dist),
-                    "30m",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            ),
-            start_worker(data, tmp_path / "stack.log"),
-        ]
-    base = f"http://127.0.0.1:{web_port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"{base}/api/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    try:
-        wait_until(up, 60, "nginx and the API")
-        yield base
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    with run_stack(tmp_path) as running:
+        yield running.web
 
 
 def test_upload_through_nginx_streams_job_progress_to_ready(stack: str) -> None:

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -45,6 +44,7 @@ from tests.fakes.chat import (
     ollama_error,
     openai_error,
 )
+from tests.fakes.server import ThreadedServer
 
 OLLAMA_VERSION = "0.12.3"
 
@@ -116,10 +116,7 @@ class FakeOllama:
         self._failures: deque[_Failure] = deque()
         self._lock = threading.Lock()
         self.app = create_app(self)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
-        self.port = 0
+        self._server: ThreadedServer | None = None
 
     # -- knobs ---------------------------------------------------------------------------
     def fail_next(
@@ -203,48 +200,25 @@ class FakeOllama:
     # -- server --------------------------------------------------------------------------
     @property
     def url(self) -> str:
-        if not self.port:
+        if self._server is None:
             raise RuntimeError("FakeOllama is not started")
-        return f"http://{self.host}:{self.port}"
+        return self._server.url
+
+    @property
+    def port(self) -> int:
+        return self._server.port if self._server is not None else 0
 
     def start(self) -> FakeOllama:
         """Serve on a free port in a background thread; returns once it accepts requests."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, 0))
-        self._socket = sock
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            timeout_graceful_shutdown=2,
-        )
-        self._server = uvicorn.Server(config)
         logging.getLogger("uvicorn.error").addFilter(_quiet_cuts)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="fake-ollama", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("FakeOllama did not start")
-            time.sleep(0.01)
+        self._server = ThreadedServer(self.app, host=self.host, name="fake-ollama").start()
         return self
 
     def stop(self) -> None:
         """Shut the server down and wait for its thread."""
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        if self._socket is not None:
-            self._socket.close()
-        self._server = self._thread = self._socket = None
+            self._server.stop()
+        self._server = None
         logging.getLogger("uvicorn.error").removeFilter(_quiet_cuts)
 
     def __enter__(self) -> FakeOllama:

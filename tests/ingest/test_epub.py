@@ -9,7 +9,6 @@ import pytest
 
 from quire.config import Settings
 from quire.errors import CorruptFile, ResourceLimit
-from quire.ingest import epub
 from quire.ingest.epub import extract_epub
 from quire.ingest.extract import extract_file
 from quire.ingest.types import Extracted
@@ -233,9 +232,11 @@ def test_zip_bomb_ratio(tmp_path: Path) -> None:
         extract_file(path, Settings())
 
 
-def test_unpacked_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(epub, "MAX_UNPACKED_BYTES", 10_000)
-    body = chapter("<p>" + "lorem ipsum " * 2000 + "</p>")
+def test_unpacked_size_limit(tmp_path: Path) -> None:
+    # Varied words (about 3:1 compressed, far from a bomb's ratio) over the 1 MB limit.
+    words = [f"w{i * 7919 % 10007}" for i in range(200_000)]
+    body = chapter("<p>" + " ".join(words) + "</p>")
     path = make_epub(tmp_path / "big.epub", {"c.xhtml": body})
-    with pytest.raises(ResourceLimit, match="unpacks to"):
-        extract_file(path, Settings())
+    with pytest.raises(ResourceLimit, match="unpacks to 1 MB; the limit is 1 MB"):
+        extract_file(path, Settings(max_unpacked_mb=1))
+    assert extract_file(path, Settings(max_unpacked_mb=2)).pages

@@ -5,13 +5,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Send
 
 from quire.errors import QuireError
 
@@ -40,6 +43,29 @@ def error_body(status: int, code: str, message: str, detail: Any = None) -> dict
 def error_response(status: int, code: str, message: str, detail: Any = None) -> JSONResponse:
     """A JSONResponse carrying the error envelope."""
     return JSONResponse(error_body(status, code, message, detail), status_code=status)
+
+
+async def send_error(
+    send: Send,
+    status: int,
+    code: str,
+    message: str,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """The error envelope from pure ASGI middleware, which answers before the app runs."""
+    body = json.dumps(error_body(status, code, message)).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def _jsonable(errors: list[Any]) -> list[dict[str, Any]]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from quire.api.errors import error_body
+from quire.api.errors import send_error
 from quire.errors import FileTooLarge
 
 
@@ -59,16 +57,4 @@ def _too_large(length: int | None, limit_mb: float) -> str:
 
 
 async def _send_413(send: Send, message: str) -> None:
-    body = json.dumps(error_body(413, "too_large", message)).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_error(send, 413, "too_large", message, [(b"connection", b"close")])

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from fastapi import Path
+from pydantic import AfterValidator, BaseModel, Field
+
+
+def _as_utc(value: datetime) -> datetime:
+    # SQLite keeps naive UTC. Said out loud ("...Z"), so that a browser's Date does not read
+    # it as local time, and it is the RFC 3339 date-time the schema promises.
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+UtcDateTime = Annotated[datetime, AfterValidator(_as_utc)]
+
+# SQLite integers are 64-bit: a bigger id cannot exist, and cannot even be bound to a query
+# (it raised OverflowError, a 500, until the fuzzer found it).
+MAX_ID = 2**63 - 1
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 class JobOut(BaseModel):
@@ -40,8 +56,8 @@ class DocumentOut(BaseModel):
     chunk_count: int
     status: Literal["queued", "processing", "ready", "failed"]
     error: str | None
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDateTime
+    updated_at: UtcDateTime
     metadata: dict[str, Any]
     job: JobBrief | None = None
 
@@ -105,6 +121,17 @@ class VectorStatus(BaseModel):
     count: int
 
 
+class EmbedderStatus(BaseModel):
+    name: str = Field(description="The configured embedder, e.g. local:all-MiniLM-L6-v2-int8.")
+    dim: int | None = Field(description="Its vector size, as the vector store records it.")
+
+
+class RerankerStatus(BaseModel):
+    model: str = Field(description="Where the cross-encoder is looked for.")
+    loaded: bool
+    error: str | None = None
+
+
 class HealthOut(BaseModel):
     status: Literal["ok"]
     version: str
@@ -113,6 +140,8 @@ class HealthOut(BaseModel):
     jobs_queued: int
     jobs_running: int
     vectors: VectorStatus
+    embedder: EmbedderStatus | None = None
+    reranker: RerankerStatus | None = None
 
 
 class ErrorBody(BaseModel):

@@ -40,7 +40,7 @@ from quire.ingest.types import Extracted, Page
 
 log = logging.getLogger(__name__)
 
-MAX_UNPACKED_BYTES = 500 * 1024 * 1024
+MAX_UNPACKED_BYTES = 500 * 1024 * 1024  # the default of QUIRE_MAX_UNPACKED_MB
 MAX_ENTRIES = 20_000
 MAX_RATIO = 100  # deflate rarely beats 10:1 on real content; bombs reach 1000:1
 RATIO_MIN_BYTES = 1024 * 1024  # tiny entries (a repetitive CSS file) may compress very well
@@ -81,7 +81,7 @@ def check_xml_safe(name: str, data: bytes) -> None:
             raise CorruptFile(f"unsafe XML: {name} declares entities") from None
 
 
-def check_container(path: Path) -> None:
+def check_container(path: Path, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> None:
     """Validate the zip before parsing: names, sizes, ratios and XML safety."""
     try:
         zf = zipfile.ZipFile(path)
@@ -102,10 +102,10 @@ def check_container(path: Path) -> None:
                     f"EPUB entry {info.filename} expands {ratio:.0f}-fold (limit {MAX_RATIO}); "
                     "refusing a possible zip bomb."
                 )
-        if total > MAX_UNPACKED_BYTES:
+        if total > max_unpacked_bytes:
             raise ResourceLimit(
                 f"EPUB unpacks to {total // 2**20} MB; "
-                f"the limit is {MAX_UNPACKED_BYTES // 2**20} MB."
+                f"the limit is {max_unpacked_bytes // 2**20} MB (QUIRE_MAX_UNPACKED_MB)."
             )
         for info in infos:
             if info.is_dir() or not info.filename.lower().endswith(XML_SUFFIXES):
@@ -239,9 +239,14 @@ def _first(book: epub.EpubBook, name: str) -> list[str]:
     return values
 
 
-def extract_epub(path: Path, progress: Callable[[float], None] | None = None) -> Extracted:
+def extract_epub(
+    path: Path,
+    progress: Callable[[float], None] | None = None,
+    *,
+    max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
+) -> Extracted:
     """Read an EPUB into one Page per section, in spine order."""
-    check_container(path)
+    check_container(path, max_unpacked_bytes)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ebooklib warns about its own future defaults

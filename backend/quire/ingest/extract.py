@@ -39,7 +39,11 @@ def extract_file(path: Path, settings: Settings, progress: Progress = no_progres
     if kind == "pdf":
         extracted = extract_pdf(path, settings, progress)
     elif kind == "epub":
-        extracted = extract_epub(path, lambda fraction: progress("extract", fraction))
+        extracted = extract_epub(
+            path,
+            lambda fraction: progress("extract", fraction),
+            max_unpacked_bytes=settings.max_unpacked_mb << 20,
+        )
     else:
         text = decode_text(path.read_bytes())
         if kind == "perplexity":

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from quire import errors
 from quire.config import Settings
 from quire.ingest.types import Extracted
@@ -76,9 +78,10 @@ def extract_isolated(
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["quire.ingest.extract"])
     out = ctx.Queue()
-    proc = ctx.Process(
-        target=_child, args=(str(path), settings.model_dump(mode="json"), out), daemon=True
-    )
+    # Secrets would arrive masked ("**********") and fail validation; the reader needs none.
+    secrets = {name for name, value in settings if isinstance(value, SecretStr)}
+    plain = settings.model_dump(mode="json", exclude=secrets)
+    proc = ctx.Process(target=_child, args=(str(path), plain, out), daemon=True)
     proc.start()
     deadline = time.monotonic() + timeout_s
     try:

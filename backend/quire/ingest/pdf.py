@@ -20,6 +20,7 @@ that needed rebuilding and has no ``%%EOF`` marker near its end is truncated: Co
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import unicodedata
@@ -211,16 +212,24 @@ def read_text_layer(
         has_eof = b"%%EOF" in fh.read()
         fh.seek(0)
         doc = _open(fh, has_eof, rebuild=False)
-        pages = _list_pages(doc)
+        declared = _declared_page_count(doc)
+        if declared > max_pages:  # refused before millions of page objects are parsed
+            raise ResourceLimit(
+                f"The PDF has {declared} pages; the limit is {max_pages} (QUIRE_MAX_PAGES)."
+            )
+        pages = _list_pages(doc, max_pages)
         if not pages and not any(isinstance(x, PDFXRefFallback) for x in doc.xrefs):
             log.info("%s: no pages through the xref table; rebuilding it", path.name)
             fh.seek(0)
             doc = _open(fh, has_eof, rebuild=True)
-            pages = _list_pages(doc)
+            pages = _list_pages(doc, max_pages)
         if not pages:
             raise CorruptFile("Damaged PDF: no pages found.")
         if len(pages) > max_pages:
-            raise ResourceLimit(f"The PDF has {len(pages)} pages; the limit is {max_pages}.")
+            raise ResourceLimit(
+                f"The PDF has more than {max_pages} pages; the limit is {max_pages} "
+                "(QUIRE_MAX_PAGES)."
+            )
         info: dict[str, Any] = {}
         for entry in doc.info:
             info.update(entry)
@@ -248,9 +257,20 @@ def read_text_layer(
     )
 
 
-def _list_pages(doc: PDFDocument) -> list[PDFPage]:
+def _declared_page_count(doc: PDFDocument) -> int:
+    """The page tree's /Count (0 when missing or unreadable); it may lie, so pages are still
+    counted as they are listed."""
     try:
-        return list(PDFPage.create_pages(doc))
+        count = resolve1(resolve1(doc.catalog.get("Pages")).get("Count"))
+    except (*_PARSE_ERRORS, AttributeError):
+        return 0
+    return count if isinstance(count, int) else 0
+
+
+def _list_pages(doc: PDFDocument, max_pages: int) -> list[PDFPage]:
+    """At most ``max_pages + 1`` pages: a page tree of millions is not walked to the end."""
+    try:
+        return list(itertools.islice(PDFPage.create_pages(doc), max_pages + 1))
     except PDFPasswordIncorrect as exc:
         raise EncryptedFile(_PASSWORD_MESSAGE) from exc
     except _PARSE_ERRORS as exc:

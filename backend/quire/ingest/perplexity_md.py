@@ -7,8 +7,9 @@ it (a pasted multi-line prompt after a blank line cannot be told from the answer
 the page text). Inline ``[^T_N]`` become ``[N]`` and ``meta["urls"]`` lists the definitions
 in footnote order, so ``[N]`` is ``urls[N-1]``; ``meta["cited"]`` lists the N used inline.
 
-Exporter layout: ``# title``, ``**Space:**`` / ``**ID:**`` / ``**Date:**`` lines, then turns
-``## query`` / answer separated by ``---``, each optionally ending in a ``### Sources`` list.
+Exporter layout: ``# title``, ``**Space:**`` / ``**ID:**`` / ``**Date:**`` lines (Quire's own
+exporter adds ``**URL:**``), then turns ``## query`` / answer separated by ``---``, each
+optionally ending in a ``### Sources`` list.
 
 Turn splitting, for both layouts (answers contain ``##`` and ``---`` of their own): a new turn
 starts only at a separator at the top level, that is a line that is exactly ``---``, outside
@@ -202,12 +203,14 @@ def _parse_exporter(lines: list[str]) -> Extracted:
     starts = _turn_starts(body, "## ", use_sources=use_sources)
     pages = [_exporter_turn(n, b) for n, b in enumerate(_blocks(body, starts), start=1)]
     slug = fields.get("id") or None
+    # Quire's exporter writes the thread's URL (its Perplexity base URL is configurable).
+    url = _URL.match(fields.get("url") or "")
     metadata: dict[str, Any] = {
         "title": title,
         "space": fields.get("space") or None,
         "slug": slug,
         "date": _parse_date(fields.get("date")),
-        "url": SEARCH_URL.format(slug=slug) if slug else None,
+        "url": url.group(0) if url else SEARCH_URL.format(slug=slug) if slug else None,
         "layout": "exporter",
     }
     return Extracted(kind="perplexity", title=title, author=None, pages=pages, metadata=metadata)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -16,7 +15,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, Field
 
 from quire.api.deps import DbDep
-from quire.api.schemas import ErrorOut
+from quire.api.schemas import ErrorOut, Id, IdPath, UtcDateTime
 from quire.storage import conversations
 from quire.synthesis.pipeline import MAX_MESSAGE_CHARS, ChatEngine, ChatRequest, Prepared
 
@@ -42,10 +41,10 @@ class ChatIn(BaseModel):
     message: str = Field(
         min_length=1, max_length=4 * MAX_MESSAGE_CHARS, description="The question."
     )
-    conversation_id: int | None = Field(default=None, description="Continue this conversation.")
+    conversation_id: Id | None = Field(default=None, description="Continue this conversation.")
     strategy: Literal["precise", "exhaustive"] | None = None
     hyde_mode: Literal["off", "fusion", "supplement"] | None = None
-    document_ids: list[int] = Field(default_factory=list, max_length=1000)
+    document_ids: list[Id] = Field(default_factory=list, max_length=1000)
     kinds: list[Literal["pdf", "epub", "perplexity", "markdown", "text"]] = Field(
         default_factory=list
     )
@@ -81,8 +80,8 @@ async def chat(
 class ConversationBrief(BaseModel):
     id: int
     title: str
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDateTime
+    updated_at: UtcDateTime
     message_count: int
 
 
@@ -108,15 +107,15 @@ class MessageOut(BaseModel):
     status: Literal["complete", "interrupted", "error"]
     verify: dict[str, Any] | None
     notices: list[str]
-    created_at: datetime
+    created_at: UtcDateTime
     feedback: FeedbackOut | None
 
 
 class ConversationOut(BaseModel):
     id: int
     title: str
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDateTime
+    updated_at: UtcDateTime
     messages: list[MessageOut]
 
 
@@ -130,7 +129,7 @@ class FeedbackCreated(BaseModel):
     message_id: int
     rating: int
     comment: str | None
-    created_at: datetime
+    created_at: UtcDateTime
 
 
 @router.get("/conversations", response_model=ConversationList)
@@ -140,13 +139,13 @@ def list_conversations(db: DbDep) -> ConversationList:
 
 
 @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=ERRORS)
-def get_conversation(conversation_id: int, db: DbDep) -> ConversationOut:
+def get_conversation(conversation_id: IdPath, db: DbDep) -> ConversationOut:
     with db.read() as conn:
         return ConversationOut.model_validate(conversations.get(conn, conversation_id))
 
 
 @router.delete("/conversations/{conversation_id}", status_code=204, responses=ERRORS)
-def delete_conversation(conversation_id: int, db: DbDep) -> Response:
+def delete_conversation(conversation_id: IdPath, db: DbDep) -> Response:
     with db.write() as conn:
         conversations.delete(conn, conversation_id)
     return Response(status_code=204)
@@ -158,7 +157,7 @@ def delete_conversation(conversation_id: int, db: DbDep) -> Response:
     response_model=FeedbackCreated,
     responses=ERRORS,
 )
-def add_feedback(message_id: int, body: FeedbackIn, db: DbDep) -> FeedbackCreated:
+def add_feedback(message_id: IdPath, body: FeedbackIn, db: DbDep) -> FeedbackCreated:
     """Thumbs up (1) or down (-1) on an answer, with an optional comment; the latest counts."""
     comment = body.comment.strip() if body.comment and body.comment.strip() else None
     with db.write() as conn:

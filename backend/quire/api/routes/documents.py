@@ -19,6 +19,7 @@ from quire.api.schemas import (
     DocumentList,
     DocumentOut,
     ErrorOut,
+    IdPath,
     JobOut,
     PageList,
     PageOut,
@@ -140,18 +141,18 @@ def list_documents(db: DbDep) -> DocumentList:
 
 
 @router.get("/{document_id}", response_model=DocumentOut, responses=ERRORS)
-def get_document(document_id: int, db: DbDep) -> DocumentOut:
+def get_document(document_id: IdPath, db: DbDep) -> DocumentOut:
     with db.read() as conn:
         return DocumentOut.model_validate(documents.get_document(conn, document_id))
 
 
 @router.delete("/{document_id}", status_code=204, responses=ERRORS)
-def delete_document(document_id: int, db: DbDep) -> None:
+def delete_document(document_id: IdPath, db: DbDep) -> None:
     documents.delete_document(db, document_id)
 
 
 @router.post("/{document_id}/reingest", status_code=202, response_model=JobOut, responses=ERRORS)
-def reingest_document(document_id: int, db: DbDep) -> JobOut:
+def reingest_document(document_id: IdPath, db: DbDep) -> JobOut:
     job_id = documents.reingest(db, document_id)
     with db.read() as conn:
         job = jobs.get(conn, job_id)
@@ -160,7 +161,7 @@ def reingest_document(document_id: int, db: DbDep) -> JobOut:
 
 
 @router.get("/{document_id}/pages", response_model=PageList, responses=ERRORS)
-def list_pages(document_id: int, db: DbDep) -> PageList:
+def list_pages(document_id: IdPath, db: DbDep) -> PageList:
     with db.read() as conn:
         documents.get_document(conn, document_id)
         return PageList.model_validate(
@@ -169,7 +170,7 @@ def list_pages(document_id: int, db: DbDep) -> PageList:
 
 
 @router.get("/{document_id}/pages/{page}", response_model=PageOut, responses=ERRORS)
-def get_page(document_id: int, page: int, db: DbDep) -> PageOut:
+def get_page(document_id: IdPath, page: IdPath, db: DbDep) -> PageOut:
     """The full text of one page (PDF page, EPUB section, Perplexity turn) with its chunks."""
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
@@ -186,9 +187,9 @@ def get_page(document_id: int, page: int, db: DbDep) -> PageOut:
 @router.get(
     "/{document_id}/file",
     response_class=FileResponse,
-    responses={200: {"content": {m: {} for m in set(MEDIA_TYPES.values())}}, **ERRORS},
+    responses={200: {"content": {m: {} for m in sorted(set(MEDIA_TYPES.values()))}}, **ERRORS},
 )
-def get_file(document_id: int, db: DbDep) -> FileResponse:
+def get_file(document_id: IdPath, db: DbDep) -> FileResponse:
     """The original file, inline (PDF viewers honour ``#page=N``)."""
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
@@ -204,4 +205,6 @@ def get_file(document_id: int, db: DbDep) -> FileResponse:
         media_type=media or "application/octet-stream",
         filename=doc["filename"],
         content_disposition_type="inline",
+        # A text file full of markup stays text: no browser may sniff it into HTML.
+        headers={"X-Content-Type-Options": "nosniff"},
     )

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from quire import __version__
-from quire.api.deps import DbDep
-from quire.api.schemas import HealthOut, VectorStatus
+from quire.api.deps import DbDep, SettingsDep
+from quire.api.schemas import EmbedderStatus, HealthOut, RerankerStatus, VectorStatus
+from quire.retrieval.rerank import resolve_model_dir
 from quire.storage import vectors
 
 router = APIRouter(prefix="/api", tags=["health"])
 
 
 @router.get("/health", response_model=HealthOut)
-def health(db: DbDep) -> HealthOut:
+def health(db: DbDep, settings: SettingsDep, request: Request) -> HealthOut:
     with db.read() as conn:
         counts = conn.exec_driver_sql(
             "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM page_chunks), "
@@ -35,4 +36,22 @@ def health(db: DbDep) -> HealthOut:
             state=meta.state if meta else None,
             count=vec_count,
         ),
+        embedder=_embedder(request, meta.dim if meta else None),
+        reranker=_reranker(request, settings),
     )
+
+
+def _embedder(request: Request, dim: int | None) -> EmbedderStatus | None:
+    searcher = getattr(request.state, "searcher", None)
+    if searcher is None or searcher.embedder is None:
+        return None
+    # The name only: an Ollama embedder learns its size with a request, not worth a health check.
+    return EmbedderStatus(name=searcher.embedder.name, dim=dim)
+
+
+def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
+    searcher = getattr(request.state, "searcher", None)
+    loaded = searcher is not None and searcher.reranker is not None
+    model = str(resolve_model_dir(settings))
+    error = None if loaded else "not installed: results keep fusion order (see README: Reranker)"
+    return RerankerStatus(model=model, loaded=loaded, error=error)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from quire.api.deps import DbDep
-from quire.api.schemas import ErrorOut, JobOut
+from quire.api.schemas import ErrorOut, IdPath, JobOut
 from quire.errors import NotFound
 from quire.storage import jobs
 from quire.storage.db import Database
@@ -29,7 +29,7 @@ def _job(db: Database, job_id: int) -> JobOut:
 
 
 @router.get("/{job_id}", response_model=JobOut, responses={404: {"model": ErrorOut}})
-def get_job(job_id: int, db: DbDep) -> JobOut:
+def get_job(job_id: IdPath, db: DbDep) -> JobOut:
     return _job(db, job_id)
 
 
@@ -37,7 +37,7 @@ def get_job(job_id: int, db: DbDep) -> JobOut:
     "/{job_id}/events",
     responses={200: {"content": {"text/event-stream": {}}}, 404: {"model": ErrorOut}},
 )
-async def job_events(job_id: int, db: DbDep, request: Request) -> StreamingResponse:
+async def job_events(job_id: IdPath, db: DbDep, request: Request) -> StreamingResponse:
     """``progress`` events whenever the job row changes, then one ``done`` or ``failed``."""
     first = await asyncio.to_thread(_job, db, job_id)
 

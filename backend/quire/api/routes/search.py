@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
-from quire.api.schemas import ErrorOut
+from quire.api.schemas import ErrorOut, Id
 from quire.retrieval.search import Searcher, SearchOptions
 
 router = APIRouter(prefix="/api", tags=["search"])
@@ -29,7 +29,7 @@ class SearchRequest(BaseModel):
         description="Candidate pool 50 (precise) or 80 (exhaustive); default: planned.",
     )
     hyde_mode: Literal["off", "fusion", "supplement"] | None = None
-    document_ids: list[int] = Field(default_factory=list, max_length=1000)
+    document_ids: list[Id] = Field(default_factory=list, max_length=1000)
     kinds: list[Literal["pdf", "epub", "perplexity", "markdown", "text"]] = Field(
         default_factory=list
     )

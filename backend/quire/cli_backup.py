@@ -1,0 +1,61 @@
+"""``quire backup DEST`` and ``quire restore SRC`` (registered on the main command group)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from quire.config import Settings
+from quire.errors import QuireError
+
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+def _print(verb: str, summary: object) -> None:
+    from quire.storage.backup import Summary
+
+    assert isinstance(summary, Summary)
+    console.print(
+        f"[green]✓[/green] {verb} {summary.path}: {summary.documents} documents, "
+        f"{summary.chunks} chunks, {summary.vectors} vectors, {summary.files} files, "
+        f"{summary.bytes / 1e6:.1f} MB in {summary.seconds:.1f} s",
+        highlight=False,
+    )
+    for missing in summary.missing_files:
+        err_console.print(f"[yellow]missing original[/yellow] {missing}", highlight=False)
+    if summary.moved_aside:
+        console.print(f"the previous library was moved to {summary.moved_aside}", highlight=False)
+
+
+@click.command()
+@click.argument("dest", type=click.Path(path_type=Path))
+def backup(dest: Path) -> None:
+    """Copy the library (both databases and the originals) to DEST, while Quire runs."""
+    from quire.storage.backup import backup as run_backup
+
+    try:
+        summary = run_backup(Settings(), dest)
+    except QuireError as exc:
+        err_console.print(f"[red]✗[/red] {exc.message}", highlight=False)
+        sys.exit(1)
+    _print("backup written to", summary)
+    sys.exit(1 if summary.missing_files else 0)
+
+
+@click.command()
+@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace a library (it is moved aside, not deleted).")
+def restore(src: Path, force: bool) -> None:
+    """Restore the backup in SRC into $QUIRE_DATA_DIR (stop the API and workers first)."""
+    from quire.storage.backup import restore as run_restore
+
+    try:
+        summary = run_restore(Settings(), src, force=force)
+    except QuireError as exc:
+        err_console.print(f"[red]✗[/red] {exc.message}", highlight=False)
+        sys.exit(1)
+    _print("restored into", summary)

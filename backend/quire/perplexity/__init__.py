@@ -1,0 +1,1 @@
+"""Perplexity.ai history sync: login, incremental export, markdown rendering, library ingest."""
