@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all run test lint check bench clean system frontend install
+.PHONY: all run test lint check bench clean system frontend frontend-test frontend-lint api-types install
 
 all: check
 
@@ -21,19 +21,32 @@ $(STAMP): pyproject.toml
 
 install: system $(STAMP)
 
-frontend/dist/index.html:
+# The web app: npm ci when the lock file changed, then vue-tsc + Vite into frontend/dist.
+frontend: system
 	@bash scripts/build-frontend.sh
 
-frontend: frontend/dist/index.html
+# Vitest (stores, composables, components, the SSE parser, and the API types' freshness).
+frontend-test: frontend $(STAMP)
+	cd frontend && npx vitest --run
+
+frontend-lint: frontend
+	cd frontend && npx eslint .
+
+# Regenerate frontend/src/api/schema.d.ts after changing a route or schema.
+api-types: $(STAMP) frontend
+	bash scripts/gen-api-types.sh
 
 run: install frontend
 	@bash scripts/run.sh
 
+# pytest includes the browser tests (tests/e2e/test_browser.py: Chromium against nginx + API +
+# worker serving the frontend/dist just built).
 test: install frontend
 	$(VENV)/bin/ruff check backend tests bench migrations
+	cd frontend && npx vitest --run
 	$(VENV)/bin/pytest -q
 
-lint: install
+lint: install frontend-lint
 	$(VENV)/bin/ruff check backend tests bench migrations
 	$(VENV)/bin/ruff format --check backend tests bench migrations
 	$(VENV)/bin/mypy
@@ -44,4 +57,4 @@ bench: install
 	$(PY) bench/ingest.py
 
 clean:
-	rm -rf $(VENV) frontend/dist .pytest_cache
+	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts

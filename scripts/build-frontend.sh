@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Build the SPA into frontend/dist. Until the Vue app lands, a static page stands in for it.
+# Build the Vue app into frontend/dist (vue-tsc type check + Vite). `npm ci` runs only when
+# package-lock.json changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/../frontend"
-if [ -f package.json ]; then
-    npm ci --no-audit --no-fund
-    npm run build
-else
-    mkdir -p dist
-    cp placeholder/index.html dist/index.html
+stamp=node_modules/.quire-installed
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+    npm ci --no-audit --no-fund --loglevel=error
+    touch "$stamp"
 fi
+npm run build --silent

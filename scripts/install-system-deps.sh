@@ -8,12 +8,18 @@ for pkg in tesseract-ocr tesseract-ocr-eng poppler-utils nginx chromium python3-
 done
 # docker-compose (v1, works without an engine) validates docker-compose.yml in the tests.
 have docker-compose || need+=(docker-compose)
-if [ ${#need[@]} -eq 0 ]; then
-    exit 0
+# The web app's build (Vite 8) needs Node.js >= 20.19 with npm; Debian 12's own nodejs is 18, so
+# an existing newer Node.js (e.g. NodeSource's) is kept and only a missing one is installed.
+command -v node >/dev/null && command -v npm >/dev/null || need+=(nodejs npm)
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing Debian packages: ${need[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-echo "installing Debian packages: ${need[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+    echo "Node.js $(node --version) is too old for the web app: install Node.js 20.19 or newer" >&2
+    exit 1
+fi

@@ -1,0 +1,204 @@
+// Shared test data and helpers: SSE bodies, JSON responses, sources, documents.
+import type { Message, Source } from '@/api/chat'
+import type { Document, Job, Page } from '@/api/documents'
+import type { PerplexityStatus, SyncCounts, SyncRun } from '@/api/perplexity'
+
+export function sse(events: [string, unknown][], extra = ''): string {
+  return events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('') + extra
+}
+
+/** A Response whose body arrives in the given pieces (split anywhere, even inside a character). */
+export function streamResponse(pieces: (string | Uint8Array)[], status = 200): Response {
+  const enc = new TextEncoder()
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const p of pieces) controller.enqueue(typeof p === 'string' ? enc.encode(p) : p)
+      controller.close()
+    },
+  })
+  return new Response(body, { status, headers: { 'Content-Type': 'text/event-stream' } })
+}
+
+export function json(body: unknown, status = 200): Response {
+  return new Response(status === 204 ? null : JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json' },
+  })
+}
+
+/** A fetch that fails the way a browser's does when the server cannot be reached. */
+export async function offline(): Promise<Response> {
+  throw new TypeError('Failed to fetch')
+}
+
+export function errorJson(status: number, code: string, message: string): Response {
+  return json({ error: { status, code, message, detail: null } }, status)
+}
+
+export function source(n: number, over: Partial<Source> = {}): Source {
+  return {
+    n,
+    chunk_id: 100 + n,
+    document_id: 3,
+    title: 'Moby-Dick',
+    kind: 'pdf',
+    filename: 'moby.pdf',
+    page: 10 + n,
+    heading_path: 'Chapter 1',
+    passage: `Passage ${n} about whales and tides.`,
+    highlights: [[16, 22]],
+    quote: `Passage ${n} about whales`,
+    url: `/api/documents/3/file#page=${10 + n}`,
+    view: `/api/documents/3/pages/${10 + n}`,
+    score: 1.5,
+    ...over,
+  }
+}
+
+export function doc(id: number, over: Partial<Document> = {}): Document {
+  return {
+    id,
+    kind: 'pdf',
+    title: `Doc ${id}`,
+    author: null,
+    filename: `doc${id}.pdf`,
+    sha256: 'x'.repeat(64),
+    byte_size: 2048,
+    page_count: 3,
+    chunk_count: 5,
+    status: 'ready',
+    error: null,
+    created_at: '2025-01-02T03:04:05Z',
+    updated_at: '2025-01-02T03:04:05Z',
+    metadata: {},
+    job: null,
+    ...over,
+  }
+}
+
+export function page(over: Partial<Page> = {}): Page {
+  return {
+    document_id: 3,
+    page: 2,
+    page_count: 5,
+    heading_path: '',
+    text: 'Intro line.\n\nThe tide rises twice a day near the harbor. Whales follow it.\n\nEnd.',
+    source: 'text',
+    metadata: {},
+    chunks: [
+      { id: 7, ordinal: 0, text: 'Intro line.' },
+      { id: 8, ordinal: 1, text: 'The tide rises twice a day near the harbor. Whales follow it.' },
+    ],
+    ...over,
+  }
+}
+
+/** Route fetch calls by "METHOD path" to handlers; unknown calls fail the test loudly. */
+export function fetchRoutes(
+  routes: Record<string, (init?: RequestInit) => Response | Promise<Response>>,
+): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
+    const key = `${init?.method ?? 'GET'} ${url}`
+    const handler = routes[key]
+    if (!handler) throw new Error(`unexpected fetch: ${key}`)
+    return handler(init)
+  }
+}
+
+/** A stored assistant message (override anything). */
+export function storedMessage(over: Partial<Message> = {}): Message {
+  return {
+    id: 10,
+    role: 'assistant',
+    content: 'Tides rise twice a day [1].',
+    sources: [source(1)],
+    citations: [1],
+    plan: null,
+    timings_ms: null,
+    mode: 'extractive',
+    model: null,
+    status: 'complete',
+    verify: null,
+    notices: [],
+    created_at: '',
+    feedback: null,
+    ...over,
+  }
+}
+
+export function job(over: Partial<Job> = {}): Job {
+  return {
+    id: 1,
+    kind: 'ingest',
+    status: 'running',
+    stage: 'extract',
+    progress: 0,
+    attempts: 1,
+    detail: {},
+    ...over,
+  }
+}
+
+export function syncCounts(over: Partial<SyncCounts> = {}): SyncCounts {
+  return {
+    listed: 0,
+    changed: 0,
+    exported: 0,
+    ingested: 0,
+    failed: 0,
+    unchanged: 0,
+    resumed: 0,
+    deleted_upstream: 0,
+    ...over,
+  }
+}
+
+/** GET /api/perplexity/status with a valid login and no sync yet (override anything). */
+export function pxStatus(over: Partial<PerplexityStatus> = {}): PerplexityStatus {
+  return {
+    running: false,
+    current: null,
+    last_run: null,
+    login: {
+      saved: true,
+      saved_at: '2025-01-02T03:04:05+00:00',
+      valid: true,
+      checked_at: '2025-01-02T03:04:05+00:00',
+      expires: null,
+      user: 'me@example.org',
+    },
+    threads: { synced: 0, deleted_upstream: 0 },
+    base_url: 'https://www.perplexity.ai',
+    ...over,
+  }
+}
+
+/** A running sync that has visited `changed` of `total` threads. */
+export function pxRunning(total = 10, changed = 3): PerplexityStatus {
+  return pxStatus({
+    running: true,
+    current: {
+      started_at: '2025-01-02T03:04:05+00:00',
+      total,
+      thread: 'Why is the sky blue',
+      counts: syncCounts({ listed: total, changed, exported: changed, ingested: changed }),
+    },
+  })
+}
+
+export function pxRun(over: Partial<SyncRun> = {}): SyncRun {
+  return {
+    started_at: '2025-01-02T03:00:00+00:00',
+    finished_at: '2025-01-02T03:01:15+00:00',
+    outcome: 'ok',
+    message: '',
+    counts: syncCounts({ listed: 12, changed: 4, exported: 4, ingested: 4, unchanged: 8 }),
+    errors: [],
+    resumed: false,
+    limit: null,
+    seconds: 75,
+    requests: 20,
+    ...over,
+  }
+}

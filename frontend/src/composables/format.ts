@@ -1,0 +1,32 @@
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`
+  const units = ['KB', 'MB', 'GB']
+  let v = n / 1024
+  let u = 0
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024
+    u++
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`
+}
+
+export function formatDate(iso: string): string {
+  const d = new Date(iso)
+  if (Number.isNaN(d.getTime())) return iso
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+}
+
+export function percent(f: number): string {
+  return `${Math.round(Math.max(0, Math.min(1, f)) * 100)}%`
+}
+
+export function formatMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`
+}
+
+export function formatSeconds(s: number): string {
+  if (s < 60) return formatMs(s * 1000)
+  const m = Math.floor(s / 60)
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`
+  return `${Math.floor(m / 60)} h ${m % 60} min`
+}

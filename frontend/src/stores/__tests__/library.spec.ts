@@ -1,0 +1,49 @@
+import { createPinia, setActivePinia } from 'pinia'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+
+import { doc, fetchRoutes, json, offline } from '@/__tests__/fixtures'
+import { useLibraryStore } from '../library'
+
+beforeEach(() => setActivePinia(createPinia()))
+afterEach(() => vi.unstubAllGlobals())
+
+describe('library store', () => {
+  it('loads, knows when ingest is running, deletes and re-ingests', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents': () =>
+          json({
+            documents: [
+              doc(1),
+              doc(2, { status: 'processing' }),
+              doc(3, { status: 'failed', error: 'bad' }),
+            ],
+          }),
+        'DELETE /api/documents/1': () => json(null, 204),
+        'POST /api/documents/3/reingest': () =>
+          json(
+            { id: 9, status: 'queued', stage: 'queued', progress: 0, attempts: 0, detail: {} },
+            202,
+          ),
+      }),
+    )
+    const lib = useLibraryStore()
+    await lib.refresh()
+    expect(lib.documents).toHaveLength(3)
+    expect(lib.busy).toBe(true)
+    expect(lib.ready.map((d) => d.id)).toEqual([1])
+    await lib.remove(1)
+    expect(lib.documents.map((d) => d.id)).toEqual([2, 3])
+    await lib.reingest(3)
+    expect(lib.documents[1]).toMatchObject({ status: 'queued', error: null, job: { id: 9 } })
+  })
+
+  it('keeps the error readable', async () => {
+    vi.stubGlobal('fetch', offline)
+    const lib = useLibraryStore()
+    await lib.refresh()
+    expect(lib.error).toBe('the server could not be reached')
+    expect(lib.loaded).toBe(true)
+  })
+})

@@ -1,0 +1,46 @@
+// The library: documents, refreshed while any of them is still being ingested.
+import { defineStore } from 'pinia'
+import { computed, ref } from 'vue'
+
+import { messageOf } from '@/api/client'
+import * as api from '@/api/documents'
+import type { Document } from '@/api/documents'
+
+export const useLibraryStore = defineStore('library', () => {
+  const documents = ref<Document[]>([])
+  const loaded = ref(false)
+  const error = ref<string | null>(null)
+
+  const busy = computed(() =>
+    documents.value.some((d) => d.status === 'queued' || d.status === 'processing'),
+  )
+  const ready = computed(() => documents.value.filter((d) => d.status === 'ready'))
+
+  async function refresh(): Promise<void> {
+    try {
+      documents.value = await api.listDocuments()
+      error.value = null
+    } catch (err) {
+      error.value = messageOf(err)
+    } finally {
+      loaded.value = true
+    }
+  }
+
+  async function remove(id: number): Promise<void> {
+    await api.deleteDocument(id)
+    documents.value = documents.value.filter((d) => d.id !== id)
+  }
+
+  async function reingest(id: number): Promise<void> {
+    const job = await api.reingestDocument(id)
+    const doc = documents.value.find((d) => d.id === id)
+    if (doc) {
+      doc.status = 'queued'
+      doc.error = null
+      doc.job = { id: job.id, status: job.status, stage: job.stage, progress: job.progress }
+    }
+  }
+
+  return { documents, loaded, error, busy, ready, refresh, remove, reingest }
+})

@@ -1,0 +1,124 @@
+// The upload queue: each file is sent on its own request (its own progress bar, its own error,
+// and never over the server's body limit), two at a time, then its ingest job is followed
+// until the document is ready or failed.
+import { defineStore } from 'pinia'
+import { computed, ref } from 'vue'
+
+import { messageOf } from '@/api/client'
+import type { Job } from '@/api/documents'
+import { watchJob } from '@/api/jobs'
+import { uploadFile, type UploadResult } from '@/api/upload'
+
+export type UploadPhase =
+  'waiting' | 'uploading' | 'queued' | 'processing' | 'ready' | 'duplicate' | 'failed'
+
+export interface UploadItem {
+  key: number
+  name: string
+  size: number
+  phase: UploadPhase
+  /** Fraction of the file sent, 0..1. */
+  sent: number
+  /** Ingest progress 0..1 and stage, from the job. */
+  progress: number
+  stage: string
+  documentId: number | null
+  jobId: number | null
+  error: string | null
+}
+
+const PARALLEL = 2
+let seq = 0
+
+export const useUploadsStore = defineStore('uploads', () => {
+  const items = ref<UploadItem[]>([])
+  const files = new Map<number, File>()
+  let active = 0
+
+  const pending = computed(() =>
+    items.value.some((i) => !['ready', 'duplicate', 'failed'].includes(i.phase)),
+  )
+
+  function add(list: Iterable<File>): void {
+    for (const file of list) {
+      const key = ++seq
+      files.set(key, file)
+      items.value.push({
+        key,
+        name: file.name,
+        size: file.size,
+        phase: 'waiting',
+        sent: 0,
+        progress: 0,
+        stage: '',
+        documentId: null,
+        jobId: null,
+        error: null,
+      })
+    }
+    pump()
+  }
+
+  function pump(): void {
+    while (active < PARALLEL) {
+      const next = items.value.find((i) => i.phase === 'waiting')
+      if (!next) return
+      active++
+      void send(next).finally(() => {
+        active--
+        pump()
+      })
+    }
+  }
+
+  async function send(item: UploadItem): Promise<void> {
+    const file = files.get(item.key)!
+    item.phase = 'uploading'
+    try {
+      const result = await uploadFile(file, (f) => (item.sent = f)).promise
+      files.delete(item.key)
+      accept(item, result)
+    } catch (err) {
+      item.phase = 'failed'
+      item.error = messageOf(err)
+    }
+  }
+
+  function accept(item: UploadItem, result: UploadResult): void {
+    item.documentId = result.document_id ?? null
+    item.jobId = result.job_id ?? null
+    if (result.status === 'rejected') {
+      item.phase = 'failed'
+      item.error = result.error?.message ?? 'rejected'
+    } else if (result.status === 'duplicate') {
+      item.phase = 'duplicate'
+      item.progress = 1
+    } else if (item.jobId !== null) {
+      item.phase = 'queued'
+      follow(item, item.jobId)
+    } else {
+      item.phase = 'ready'
+    }
+  }
+
+  // The watcher ends by itself when the job is done or failed; uploads outlive the page view.
+  function follow(item: UploadItem, jobId: number): void {
+    watchJob(jobId, (job: Job) => {
+      item.progress = job.progress
+      item.stage = job.stage
+      if (job.status === 'running') item.phase = 'processing'
+      if (job.status === 'done') item.phase = 'ready'
+      if (job.status === 'failed') {
+        item.phase = 'failed'
+        item.error = job.error ?? 'ingest failed'
+      }
+    })
+  }
+
+  /** Forget finished rows. */
+  function clearFinished(): void {
+    items.value = items.value.filter((i) => !['ready', 'duplicate', 'failed'].includes(i.phase))
+  }
+
+  return { items, pending, add, clearFinished }
+})

@@ -1,0 +1,330 @@
+"""The app in a real browser: Debian's Chromium (Playwright) against nginx + API + worker.
+
+Upload a real PDF and EPUB and watch them become ready, ask a question and watch the cited
+answer stream in, open a citation and find the passage highlighted on its page; a file that
+cannot be read shows its error; markup inside a document never runs. Screenshots of every page
+go to test-artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
+
+from tests.conftest import DOCS
+from tests.e2e.browser_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, built_spa
+from tests.e2e.stack import Stack, run_stack
+
+pytestmark = pytest.mark.slow
+
+PDF = DOCS / "pdf" / "dmca-summary.pdf"  # 18 pages, ~40 chunks
+EPUB = DOCS / "epub" / "alice-epub3.epub"  # 11 sections, ~45 chunks
+INGEST_S = 180
+
+# Records, for the last answer on the page, each state the DOM passes through.
+WATCH_ANSWER = """() => {
+  window.__answerStates = [];
+  const record = () => {
+    const all = document.querySelectorAll('article.message.assistant');
+    const last = all[all.length - 1];
+    if (!last) return;
+    const answer = last.querySelector('[data-testid="answer"]');
+    window.__answerStates.push({
+      busy: last.getAttribute('aria-busy') === 'true',
+      chars: answer ? answer.textContent.length : 0,
+      progress: !!document.querySelector('section.progress'),
+    });
+  };
+  new MutationObserver(record).observe(document.body,
+    {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    # No LLM: answers are extractive (quoted sentences with [n] citations), deterministic here.
+    tmp = tmp_path_factory.mktemp("browser")
+    with run_stack(tmp, dist=built_spa(), QUIRE_LLM_BACKENDS="none") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser, stack: Stack) -> Iterator[Page]:
+    ctx = browser.new_context(base_url=stack.web, viewport={"width": 1280, "height": 860})
+    ctx.set_default_timeout(20_000)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+
+    def on_dialog(dialog: Dialog) -> None:  # e.g. an alert() smuggled in through a document
+        errors.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    pg.on("dialog", on_dialog)
+    pg.add_init_script("window.__pwned = undefined")
+    yield pg
+    ctx.close()
+    assert not errors, f"errors in the page: {errors}"
+
+
+def shot(pg: Page, name: str, *, full: bool = True) -> None:
+    if full:  # else: the viewport as the user sees it (e.g. scrolled to the highlight)
+        pg.evaluate("window.scrollTo(0, 0)")
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full)
+
+
+def wait_rows(pg: Page, n: int, final: set[str], timeout_s: float) -> list[list[str]]:
+    """Wait until the last n upload rows reach a final phase; returns each row's phases seen."""
+    seen: list[list[str]] = [[] for _ in range(n)]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        phases: list[str] = pg.eval_on_selector_all(
+            '[data-testid="upload-row"]', "rows => rows.map(r => r.dataset.phase)"
+        )[-n:]
+        for i, ph in enumerate(phases):
+            if not seen[i] or seen[i][-1] != ph:
+                seen[i].append(ph)
+        if len(phases) == n and all(ph in final for ph in phases):
+            return seen
+        time.sleep(0.05)
+    raise AssertionError(f"uploads did not finish in {timeout_s:.0f} s: {seen}")
+
+
+def ask(pg: Page, question: str) -> list[dict[str, Any]]:
+    """Ask by keyboard; returns the DOM states the answer went through."""
+    pg.evaluate(WATCH_ANSWER)
+    # An extractive answer is written in milliseconds: at 16 KB/s its events reach the page in
+    # several reads, as a model's tokens would, so the streamed rendering can be observed.
+    cdp = pg.context.new_cdp_session(pg)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": 16 * 1024, "uploadThroughput": -1},
+    )
+    box = pg.get_by_label("Your question")
+    box.fill(question)
+    box.press("Enter")
+    answer = pg.locator('article.message.assistant[aria-busy="false"]').last
+    expect(answer.locator("a.cite").first).to_be_visible(timeout=60_000)
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    cdp.detach()
+    states: list[dict[str, Any]] = pg.evaluate("window.__answerStates")
+    return states
+
+
+def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
+    pg = page
+    pg.goto("/")
+    expect(pg).to_have_url(re.compile(r"/chat$"))
+    expect(pg.get_by_text("Your library is empty")).to_be_visible()
+
+    # Upload: a real PDF and EPUB; each row shows upload progress, then the ingest job live.
+    pg.get_by_role("link", name="Upload", exact=True).first.click()
+    pg.locator('input[type="file"]').set_input_files([str(PDF), str(EPUB)])
+    seen = wait_rows(pg, 2, {"ready", "failed", "duplicate"}, INGEST_S)
+    assert [s[-1] for s in seen] == ["ready", "ready"], seen
+    for phases in seen:  # the job was followed while it ran, not only found finished
+        assert "processing" in phases or "queued" in phases, seen
+    expect(pg.get_by_text("Ready", exact=True)).to_have_count(2)
+    shot(pg, "upload")
+
+    # The same bytes again: reported as a duplicate, not ingested twice.
+    pg.locator('input[type="file"]').set_input_files([str(PDF)])
+    wait_rows(pg, 1, {"ready", "failed", "duplicate"}, 30)
+    expect(pg.locator('[data-testid="upload-row"]').last).to_contain_text("Already in the library")
+
+    # Library: both documents, ready, with their pages and chunks.
+    pg.get_by_role("link", name="Library", exact=True).click()
+    rows = pg.locator("table.docs tbody tr")
+    expect(rows).to_have_count(2)
+    pdf_row = rows.filter(has_text="dmca-summary.pdf")
+    expect(pdf_row).to_contain_text("ready")
+    expect(pdf_row.locator('td[data-label="Pages"]')).to_have_text("18")
+    expect(rows.filter(has_text="alice-epub3.epub")).to_contain_text("epub")
+    pg.get_by_label("Search the library").fill("alice")
+    expect(rows).to_have_count(1)
+    shot(pg, "library")
+    pg.get_by_label("Search the library").fill("")
+
+    # A document page lists its pages.
+    pdf_row.get_by_role("link").first.click()
+    expect(pg.locator("ol.pages li")).to_have_count(18)
+    shot(pg, "document")
+
+    # Chat: the answer streams in (progress first, then text before it is finished), cited.
+    pg.get_by_role("link", name="Chat", exact=True).click()
+    states = ask(pg, "What does the DMCA say about safe harbors for online service providers?")
+    assert any(s["busy"] and s["progress"] for s in states), "no progress shown while running"
+    assert any(s["busy"] and s["chars"] > 0 for s in states), "the answer did not stream"
+    assert states[-1]["chars"] > max(s["chars"] for s in states if s["busy"]) * 0.5
+    answer = pg.locator('[data-testid="answer"]').last
+    expect(pg.locator("article.message.assistant .mode").last).to_contain_text("Extractive")
+    expect(pg.locator('[data-testid="source"]').first).to_be_visible()
+    expect(pg).to_have_url(re.compile(r"/chat/\d+$"))
+    expect(pg.locator("nav.conversations li")).to_have_count(1)
+    shot(pg, "chat", full=False)
+
+    # Feedback on the answer.
+    pg.get_by_role("button", name="Helpful", exact=True).click()
+    expect(pg.get_by_text("Thanks for the feedback.")).to_be_visible()
+
+    # The citation opens the cited page with the passage highlighted.
+    cite = answer.locator("a.cite").first
+    href = cite.get_attribute("href") or ""
+    m = re.match(r"^/library/(\d+)/pages/(\d+)\?", href)
+    assert m, href
+    doc_id, page_no = m.groups()
+    source_n = cite.get_attribute("data-n")
+    source = pg.locator(f"#source-{source_n}")
+    cited_title = source.locator("a.title").inner_text()
+    cite.focus()
+    pg.keyboard.press("Enter")
+    expect(pg).to_have_url(re.compile(rf"/library/{doc_id}/pages/{page_no}\?chunk=\d+"))
+    expect(pg.locator("h1")).to_have_text(cited_title)
+    expect(pg.locator("nav.crumbs")).to_contain_text(re.compile(rf"(Page|Section|Turn) {page_no}$"))
+    passage = pg.locator("mark.passage").first
+    expect(passage).to_be_visible()
+    expect(passage).to_be_in_viewport()
+    marked = "".join(pg.locator("mark.passage").all_inner_texts())
+    assert len(marked) > 100, marked
+    original = pg.get_by_test_id("original")
+    expect(original).to_have_attribute("href", f"/api/documents/{doc_id}/file#page={page_no}")
+    r = httpx.get(stack.web + f"/api/documents/{doc_id}/file", timeout=10)
+    assert r.status_code == 200 and r.headers["content-type"] == "application/pdf"
+    # The highlighted text is the text of that page, as the API serves it.
+    text = httpx.get(stack.web + f"/api/documents/{doc_id}/pages/{page_no}", timeout=10).json()
+    assert " ".join(marked.split())[:80] in " ".join(text["text"].split())
+    shot(pg, "source", full=False)
+
+    # Settings: extractive mode, the embedder, index sizes.
+    pg.get_by_role("link", name="Settings", exact=True).click()
+    expect(pg.get_by_test_id("llm-mode")).to_contain_text("Extractive")
+    expect(pg.get_by_test_id("embedder")).to_contain_text("MiniLM")
+    shot(pg, "settings")
+
+    # Phone width, dark theme: still readable, nothing wider than the screen.
+    pg.set_viewport_size({"width": 390, "height": 844})
+    pg.emulate_media(color_scheme="dark")
+    for path, name in (("/library", "library-phone-dark"), ("/settings", "settings-phone-dark")):
+        pg.goto(path)
+        pg.wait_for_load_state("networkidle")
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 392, name
+        shot(pg, name)
+    pg.goto("/chat")
+    pg.locator("summary", has_text="Conversations").click()  # folded on a phone
+    pg.locator("nav.conversations li a").first.click()
+    expect(pg.locator('[data-testid="answer"] a.cite').first).to_be_visible()
+    assert pg.evaluate("document.documentElement.dataset.theme") == "dark"
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 392
+    shot(pg, "chat-phone-dark", full=False)
+
+
+def test_failed_uploads_show_their_error(page: Page, tmp_path: Path) -> None:
+    exe = tmp_path / "setup.exe"
+    exe.write_bytes(b"MZ\x90\x00" + b"\x00" * 2000)
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\n" + b"\x00garbage" * 300)
+    page.goto("/upload")
+    page.locator('input[type="file"]').set_input_files([str(exe), str(broken)])
+    seen = wait_rows(page, 2, {"ready", "failed", "duplicate"}, 120)
+    assert [s[-1] for s in seen] == ["failed", "failed"], seen
+    rows = page.locator('[data-testid="upload-row"]')
+    exe_error = rows.filter(has_text="setup.exe").get_by_test_id("upload-error")
+    expect(exe_error).to_contain_text(re.compile("unsupported|not a supported", re.I))
+    pdf_error = rows.filter(has_text="broken.pdf").get_by_test_id("upload-error")
+    expect(pdf_error).not_to_be_empty()
+    shot(page, "upload-errors")
+    page.goto("/library")
+    broken_row = page.locator("table.docs tbody tr").filter(has_text="broken.pdf")
+    expect(broken_row).to_contain_text("failed")
+
+
+PAYLOAD_DOC = """# Harbor log of the Zanzibar lighthouse
+
+The Zanzibar lighthouse keeper wrote that the tide rose seven feet during the storm
+<img src=x onerror="window.__pwned='img'"> and <script>window.__pwned='script'</script>
+while the lamp stayed lit all night.
+
+The keeper also noted a ship called <b onmouseover="window.__pwned='b'">Marigold</b>
+anchoring near the reef at dawn.
+"""
+
+
+def test_markup_in_a_document_never_runs(page: Page) -> None:
+    pg = page
+    pg.goto("/upload")
+    # Drag and drop, as a user would.
+    transfer = pg.evaluate_handle(
+        """text => { const dt = new DataTransfer();
+                     dt.items.add(new File([text], 'zanzibar-log.md', {type: 'text/markdown'}));
+                     return dt; }""",
+        PAYLOAD_DOC,
+    )
+    pg.dispatch_event('[data-testid="dropzone"]', "drop", {"dataTransfer": transfer})
+    seen = wait_rows(pg, 1, {"ready", "failed", "duplicate"}, 60)
+    assert seen[0][-1] == "ready", seen
+
+    pg.goto("/chat")
+    pg.get_by_text("Options").click()
+    pg.get_by_label("Documents").select_option(label="Harbor log of the Zanzibar lighthouse")
+    ask(pg, "What did the Zanzibar lighthouse keeper write about the tide during the storm?")
+    answer = pg.locator('[data-testid="answer"]').last
+    assert answer.locator("script, img, [onerror], [onmouseover]").count() == 0
+    pg.locator('[data-testid="source"]').first.locator("a.title").click()
+    text = pg.get_by_test_id("page-text")
+    expect(text).to_contain_text("""<img src=x onerror="window.__pwned='img'">""")
+    expect(text).to_contain_text("<script>window.__pwned='script'</script>")
+    assert text.locator("script, img, b").count() == 0
+    pg.locator("mark.passage").first.hover()
+    assert pg.evaluate("window.__pwned") is None
+
+
+def test_a_server_with_an_api_token(browser: Browser, tmp_path: Path) -> None:
+    """The app asks for the token once, then sends it everywhere: API calls, uploads, the job
+    stream, and the original file (fetched with the header, opened from a blob URL)."""
+    with run_stack(tmp_path, dist=built_spa(), QUIRE_API_TOKEN="e2e-token-0123456789abc") as s:
+        ctx = browser.new_context(base_url=s.web, viewport={"width": 1280, "height": 860})
+        ctx.set_default_timeout(20_000)
+        pg = ctx.new_page()
+        pg.goto("/library")
+        expect(pg.get_by_role("alertdialog")).to_contain_text("needs its API token")
+        shot(pg, "token-prompt")
+        pg.get_by_role("textbox", name="API token").fill("e2e-token-0123456789abc")
+        pg.get_by_role("button", name="Save").click()
+        expect(pg.get_by_text("Nothing here yet")).to_be_visible()
+        expect(pg.get_by_role("alertdialog")).to_have_count(0)
+
+        note = tmp_path / "tide-note.md"
+        note.write_text("# Tide note\n\nThe tide at Brest rose 7.4 metres on the equinox.\n")
+        pg.goto("/upload")
+        pg.locator('input[type="file"]').set_input_files([str(note)])
+        seen = wait_rows(pg, 1, {"ready", "failed", "duplicate"}, 60)
+        assert seen[0][-1] == "ready", seen
+
+        pg.locator('[data-testid="upload-row"]').get_by_role("link", name="Open").click()
+        expect(pg.locator("h1")).to_have_text("Tide note")
+        with ctx.expect_page() as opened:
+            pg.get_by_role("link", name="Original file").click()
+        original = opened.value
+        original.wait_for_url(re.compile(r"^blob:"))
+        expect(original.locator("body")).to_contain_text("The tide at Brest rose 7.4 metres")
+        ctx.close()
