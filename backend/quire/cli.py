@@ -362,9 +362,7 @@ def ask(
     """Answer a question from your documents, streamed, then list the sources."""
     from quire import cli_chat
 
-    settings = _settings()
-    _setup_logging(settings)
-    options = cli_chat.options_from(mode, hyde, doc_ids, kinds, no_rerank, no_llm)
+    settings, options = _chat_setup(mode, hyde, doc_ids, kinds, no_rerank, no_llm)
     sys.exit(cli_chat.ask(settings, question, options, as_json))
 
 
@@ -381,10 +379,17 @@ def repl(
     """Ask questions interactively (history, /sources, /mode, /hyde, /docs; /help)."""
     from quire import cli_chat
 
+    settings, options = _chat_setup(mode, hyde, doc_ids, kinds, no_rerank, no_llm)
+    sys.exit(cli_chat.repl(settings, options))
+
+
+def _chat_setup(*flags: Any) -> tuple[Settings, dict[str, Any]]:
+    """Settings, logging and the per-question options of `ask` and `repl`."""
+    from quire import cli_chat
+
     settings = _settings()
     _setup_logging(settings)
-    options = cli_chat.options_from(mode, hyde, doc_ids, kinds, no_rerank, no_llm)
-    sys.exit(cli_chat.repl(settings, options))
+    return settings, cli_chat.options_from(*flags)
 
 
 def _marked(passage: str, spans: list[tuple[int, int]], width: int) -> str:

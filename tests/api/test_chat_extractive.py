@@ -3,7 +3,6 @@ feedback, and a 4xx (never a 500) for bad requests."""
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -13,26 +12,16 @@ from fastapi.testclient import TestClient
 
 from quire.app import create_app
 from quire.config import Settings
-from quire.ingest.worker import Worker
+from tests.api.library import load_library
 from tests.api.sse import answer_text, first, parse_sse
 from tests.api.test_documents import assert_error_shape
-from tests.conftest import DOCS
-
-FILES = (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf")
 
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     settings = Settings(data_dir=tmp_path_factory.mktemp("chat") / "data", llm_backends="none")
     with TestClient(create_app(settings)) as client:
-        for path in FILES:
-            r = client.post(
-                "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
-            )
-            assert r.status_code == 202
-        worker = Worker(settings)
-        worker.run(drain=True)
-        worker.close()
+        load_library(client, settings)
         yield client
 
 

@@ -4,7 +4,6 @@ second retrieval round, and every way a model can fail."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +14,8 @@ from fastapi.testclient import TestClient
 
 from quire.app import create_app
 from quire.config import Settings
-from quire.ingest.worker import Worker
+from tests.api.library import load_library
 from tests.api.sse import answer_text, first, parse_sse
-from tests.conftest import DOCS
 from tests.fakes.chat import Reply
 from tests.fakes.ollama import FakeOllama, unused_url
 from tests.fakes.rag_model import RagModel
@@ -30,14 +28,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("chat-llm") / "data"
     settings = Settings(data_dir=data, llm_backends="none")
     with TestClient(create_app(settings)) as client:
-        for path in (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf"):
-            r = client.post(
-                "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
-            )
-            assert r.status_code == 202
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
+        load_library(client, settings)
     return data
 
 

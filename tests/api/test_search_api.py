@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 
 import pytest
@@ -10,23 +9,15 @@ from fastapi.testclient import TestClient
 
 from quire.app import create_app
 from quire.config import Settings
-from quire.ingest.worker import Worker
+from tests.api.library import load_library
 from tests.api.test_documents import assert_error_shape
-from tests.conftest import DOCS
 
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     settings = Settings(data_dir=tmp_path_factory.mktemp("search") / "data")
     with TestClient(create_app(settings)) as client:
-        for path in (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf"):
-            r = client.post(
-                "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
-            )
-            assert r.status_code == 202
-        worker = Worker(settings)
-        worker.run(drain=True)
-        worker.close()
+        load_library(client, settings)
         yield client
 
 

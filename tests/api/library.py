@@ -1,0 +1,26 @@
+"""A small real library for API tests: Alice (EPUB) and the DMCA summary (PDF), uploaded
+through the API and ingested by a real worker."""
+
+from __future__ import annotations
+
+import io
+
+from fastapi.testclient import TestClient
+
+from quire.config import Settings
+from quire.ingest.worker import Worker
+from tests.conftest import DOCS
+
+FILES = (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf")
+
+
+def load_library(client: TestClient, settings: Settings) -> None:
+    """Upload FILES through ``client`` and drain the queue with a worker."""
+    for path in FILES:
+        r = client.post(
+            "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
+        )
+        assert r.status_code == 202, r.text
+    worker = Worker(settings)
+    worker.run(drain=True)
+    worker.close()
