@@ -25,6 +25,17 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut},
     422: {"model": ErrorOut},
 }
+# The stream's own errors come before it starts, as JSON: with a "model", FastAPI would list
+# them under the route's media type, text/event-stream.
+_JSON_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
+STREAM_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"description": description, "content": _JSON_ERROR}
+    for status, description in (
+        (400, "Empty or too long message"),
+        (404, "Unknown conversation or document"),
+        (422, "Malformed request"),
+    )
+}
 
 
 def get_engine(request: Request) -> ChatEngine:
@@ -67,7 +78,7 @@ async def prepare_chat(body: ChatIn, engine: EngineDep) -> Prepared:
     return await asyncio.to_thread(engine.prepare, request)
 
 
-@router.post("/chat", response_class=EventSourceResponse, responses=ERRORS)
+@router.post("/chat", response_class=EventSourceResponse, responses=STREAM_ERRORS)
 async def chat(
     prepared: Annotated[Prepared, Depends(prepare_chat)], engine: EngineDep
 ) -> AsyncIterable[ServerSentEvent]:
