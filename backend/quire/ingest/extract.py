@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from pathlib import Path
 
 from quire.config import Settings
@@ -18,14 +19,34 @@ from quire.ingest.types import Extracted, Page, Progress, no_progress
 log = logging.getLogger(__name__)
 
 
+_WORD = re.compile(
+    r"\(?[^\W\d_]{2,}[.,:;!?)]?"  # a word, maybe in brackets or before punctuation
+    r"|\d{1,4}(?:[/.\-]\d{1,4})*[.,:)]?"  # 1998, 12/2024, 3.1
+    r"|&|-|–|—"
+)
+_PUNCT_RUN = re.compile(r"[^\w\s]{3,}")
+
+
+def reads_like_a_title(line: str) -> bool:
+    """Mostly words: three quarters of the tokens words, short numbers or joining marks, three
+    quarters of the characters letters, digits or spaces, and no run of punctuation."""
+    tokens = line.split()
+    words = sum(bool(_WORD.fullmatch(t)) for t in tokens)
+    clean = sum(ch.isalnum() or ch.isspace() for ch in line)
+    return words >= 0.75 * len(tokens) and clean >= 0.75 * len(line) and not _PUNCT_RUN.search(line)
+
+
 def _clean_pages(pages: list[Page], *, pdf: bool) -> tuple[list[Page], str | None]:
     """Cleaned pages and, for PDFs, a fallback title taken before running headers go."""
     # Bare numbers are page numbers only in paginated sources; in markdown they may be content.
     texts = [clean_page_text(p.text, drop_page_numbers=pdf) for p in pages]
     first_line = None
     if pdf:
-        # A running header is often the best title a PDF without metadata has.
+        # A running header is often the best title a PDF without metadata has; OCR noise
+        # ("GRUMMAN .:.:.S20G 25) Ata") is not, and the file name stays the title then.
         first_line = first_line_title("\n".join(texts))
+        if first_line is not None and not reads_like_a_title(first_line):
+            first_line = None
         texts = strip_running_headers(texts)
     cleaned = [dataclasses.replace(p, text=t) for p, t in zip(pages, texts, strict=True)]
     return cleaned, first_line
