@@ -31,10 +31,11 @@ from quire.config import Settings
 from quire.errors import InputError, LLMInterrupted, LLMUnavailable, NotFound, QuireError
 from quire.llm.base import Message, Purpose, backend_label
 from quire.llm.router import LLMRouter
+from quire.retrieval.filters import Filter
 from quire.retrieval.planner import Plan, heuristic_plan, plan_from_json
 from quire.retrieval.search import Hit, Searcher, SearchOptions, SearchResult
 from quire.storage import conversations
-from quire.storage.db import Database, json_ids
+from quire.storage.db import Database
 from quire.synthesis import extractive, parse, prompts
 
 log = logging.getLogger(__name__)
@@ -166,7 +167,7 @@ class ChatEngine:
         with self.db.read() as conn:
             if request.conversation_id is not None:
                 conversations.require(conn, request.conversation_id)
-            missing = _missing_documents(conn, request.document_ids)
+            missing = Filter(request.document_ids).missing_documents(conn)
         if missing:
             raise NotFound(f"no such document: {', '.join(map(str, missing))}")
         history = list(request.history)
@@ -586,19 +587,6 @@ class ChatEngine:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _missing_documents(conn: Any, ids: Sequence[int]) -> list[int]:
-    if not ids:
-        return []
-    found = {
-        int(r[0])
-        for r in conn.exec_driver_sql(
-            "SELECT id FROM documents WHERE id IN (SELECT value FROM json_each(?))",
-            (json_ids(ids),),
-        )
-    }
-    return [i for i in ids if i not in found]
-
-
 def _retrieval_data(result: SearchResult, *, round_: int) -> dict[str, Any]:
     return {
         "counts": result.counts,
