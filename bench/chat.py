@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import machine_info  # noqa: E402
+from common import append_record, machine_info  # noqa: E402
 from quire.config import Settings  # noqa: E402
 from quire.ingest.worker import Worker  # noqa: E402
 from quire.storage import documents  # noqa: E402
@@ -179,9 +178,7 @@ def main() -> None:
         "args": vars(args),
         "results": results,
     }
-    history = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
-    history.append(entry)
-    RESULTS.write_text(json.dumps(history, indent=1) + "\n")
+    append_record(RESULTS, entry, indent=1)
     print(f"appended to {RESULTS.relative_to(ROOT)}")
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+from pathlib import Path
 from typing import Any
 
 
@@ -18,3 +20,14 @@ def machine_info(load_avg: float) -> dict[str, Any]:
         "onnxruntime": onnxruntime.__version__,
         "load_avg_at_start": load_avg,
     }
+
+
+def append_record(path: Path, record: dict[str, Any], *, indent: int = 2) -> None:
+    """Add ``record`` to the JSON list of earlier runs in ``path`` (a lone object is kept as
+    the first run), so every benchmark keeps its history."""
+    runs: list[Any] = []
+    if path.is_file():
+        old = json.loads(path.read_text())
+        runs = old if isinstance(old, list) else [old]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([*runs, record], indent=indent) + "\n")

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from common import append_record  # bench/common.py (the script's folder)
 from quire.config import Settings
 from quire.ingest.worker import Worker
 from quire.storage import documents
@@ -158,10 +159,9 @@ def main() -> None:
     # children and RUSAGE_CHILDREN does not see them: report the worker only.
     print(f"peak RSS of the worker process: {own:.0f} MB")
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "ingest.json"
-    history = json.loads(out.read_text()) if out.exists() else []
-    history.append(
+    append_record(
+        out,
         {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
@@ -169,9 +169,8 @@ def main() -> None:
             "rows": rows,
             "overhead_share": round(total_over / total_wall, 3),
             "peak_rss_mb": {"worker": round(own)},
-        }
+        },
     )
-    out.write_text(json.dumps(history, indent=2) + "\n")
     print(f"results appended to {out.relative_to(REPO)}")
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import random
 import statistics
@@ -41,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from tests.e2e.stack import run_stack  # noqa: E402
 
-from common import machine_info  # noqa: E402
+from common import append_record, machine_info  # noqa: E402
 from ingest import make_big_pdf  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "load.json"
@@ -360,9 +359,7 @@ def main() -> None:
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "results": results,
     }
-    history = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
-    history.append(entry)
-    RESULTS.write_text(json.dumps(history, indent=1) + "\n")
+    append_record(RESULTS, entry, indent=1)
     print(f"appended to {RESULTS.relative_to(ROOT)}")
 
 

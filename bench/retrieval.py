@@ -50,6 +50,8 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
+from common import append_record  # bench/common.py (the script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "retrieval.json"
 CORPUS_VERSION = 1  # bump when the generator changes: cached corpora are then rebuilt
@@ -1035,9 +1037,8 @@ def main() -> None:
             p.error("--dense-recall needs --dense-recall-queries")
         result = dense_recall(args.dense_recall, args.dense_recall_queries, args.dense_recall_block)
         print(json.dumps(result, indent=2))
-        runs = json.loads(args.out.read_text()) if args.out.is_file() else []
         record = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "dense_recall": result}
-        args.out.write_text(json.dumps([*runs, record], indent=2) + "\n")
+        append_record(args.out, record)
         return
 
     if args.worker:
@@ -1107,12 +1108,7 @@ def main() -> None:
         "results": results,
         "targets": checks,
     }
-    runs: list[Any] = []
-    if args.out.is_file():
-        old = json.loads(args.out.read_text())
-        runs = old if isinstance(old, list) else [old]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps([*runs, record], indent=2) + "\n")
+    append_record(args.out, record)
     print(f"\nwrote {args.out}")
 
 
