@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -122,6 +123,7 @@ class HTTPChat(ChatBackend):
         """The server as error messages name it."""
         return f"the server at {self.url}"
 
+    @abstractmethod
     def _body(
         self,
         messages: Sequence[Message],
@@ -130,19 +132,19 @@ class HTTPChat(ChatBackend):
         max_tokens: int | None,
         temperature: float | None,
     ) -> dict[str, Any]:
-        raise NotImplementedError
+        """The JSON body of one chat request."""
 
+    @abstractmethod
     def _parse(self, line: str) -> Line | None:
         """One line of the answer; None for lines that carry nothing (keep-alives)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _models(self, payload: Any) -> list[ModelInfo]:
         """The models in a ``models_path`` body; ValueError if it is not one."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _ensure_model(self, models: list[ModelInfo]) -> None:
         """Raise LLMModelNotPulled unless ``self.model`` is among ``models``."""
-        raise NotImplementedError
 
     def _model_missing(self, message: str) -> LLMModelNotPulled:
         """The error for a chat request the server answered with 404 and an error body."""
