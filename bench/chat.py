@@ -33,10 +33,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from common import append_record, machine_info  # noqa: E402
 from quire.config import Settings  # noqa: E402
+from quire.ingest.intake import add_file  # noqa: E402
 from quire.ingest.worker import Worker  # noqa: E402
+from quire.retrieval.options import RetrievalOptions  # noqa: E402
+from quire.runtime import Runtime  # noqa: E402
 from quire.storage import documents  # noqa: E402
 from quire.storage.db import open_database  # noqa: E402
-from quire.synthesis.pipeline import ChatRequest  # noqa: E402
+from quire.synthesis.answer import ChatRequest  # noqa: E402
+from quire.synthesis.engine import ChatEngine  # noqa: E402
+from quire.synthesis.events import DoneEvent, ErrorEvent, TokenEvent  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "chat.json"
 DOCS = ROOT.parent / "shared" / "data" / "docs"
@@ -69,46 +74,39 @@ def ingest(settings: Settings) -> None:
         have = {d["filename"] for d in documents.list_documents(conn)}
     for path in FILES:
         if path.name not in have:
-            documents.add_file(
-                db, settings.files_dir, path, path.name, max_bytes=settings.max_upload_bytes
-            )
+            add_file(db, settings.files_dir, path, path.name, max_bytes=settings.max_upload_bytes)
     db.dispose()
     worker = Worker(settings)
     worker.run(drain=True)
     worker.close()
 
 
-async def answer(engine: Any, question: str, use_llm: bool) -> dict[str, Any]:
+async def answer(engine: ChatEngine, question: str, use_llm: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
-    prepared = await asyncio.to_thread(
-        engine.prepare, ChatRequest(message=question, use_llm=use_llm, rerank=False)
-    )
+    request = ChatRequest(message=question, use_llm=use_llm, options=RetrievalOptions(rerank=False))
+    prepared = await asyncio.to_thread(engine.prepare, request)
     first_token = None
-    done: dict[str, Any] = {}
-    async for name, data in engine.stream(prepared):
-        if name == "token" and first_token is None:
+    done: DoneEvent | None = None
+    async for event in engine.stream(prepared):
+        if isinstance(event, TokenEvent) and first_token is None:
             first_token = (time.perf_counter() - t0) * 1000
-        elif name == "done":
-            done = data
-        elif name == "error":
-            raise RuntimeError(data["message"])
+        elif isinstance(event, DoneEvent):
+            done = event
+        elif isinstance(event, ErrorEvent):
+            raise RuntimeError(event.error.message)
+    assert done is not None
     return {
         "first_token_ms": first_token,
         "total_ms": (time.perf_counter() - t0) * 1000,
-        "stages": done["timings_ms"],
-        "mode": done["mode"],
-        "sources": len(done["citations"]),
+        "stages": done.timings_ms,
+        "mode": done.mode,
+        "sources": len(done.citations),
     }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from tests.fakes.ollama import FakeOllama
     from tests.fakes.rag_model import RagModel
-
-    from quire.embed.base import make_embedder
-    from quire.llm.router import make_router
-    from quire.retrieval.search import Searcher
-    from quire.synthesis.pipeline import ChatEngine
 
     data = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="quire-chat-"))
     results: dict[str, Any] = {}
@@ -120,40 +118,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         ingest(settings)
         results["ingest_s"] = round(time.perf_counter() - t0, 1)
-        db = open_database(settings)
-        embedder = make_embedder(settings)
-        searcher = Searcher(db, settings, embedder, None)
 
         async def main() -> None:
-            router = make_router(settings)
-            engine = ChatEngine(db, settings, searcher, router)
-            for mode, use_llm in (("extractive", False), ("llm-fake", True)):
-                await answer(engine, QUESTIONS[0], use_llm)  # warm-up (mirror, caches)
-                runs = [
-                    await answer(engine, q, use_llm) for _ in range(args.rounds) for q in QUESTIONS
-                ]
-                assert all(r["mode"] == mode.split("-")[0] for r in runs), runs
-                stages = sorted({k for r in runs for k in r["stages"]})
-                results[mode] = {
-                    "n": len(runs),
-                    "first_token_p50": _pct([r["first_token_ms"] for r in runs], 0.5),
-                    "first_token_p95": _pct([r["first_token_ms"] for r in runs], 0.95),
-                    "total_p50": _pct([r["total_ms"] for r in runs], 0.5),
-                    "total_p95": _pct([r["total_ms"] for r in runs], 0.95),
-                    "stage_p50": {
-                        k: round(statistics.median(r["stages"].get(k, 0.0) for r in runs), 1)
-                        for k in stages
-                    },
-                    "cited_sources_mean": round(statistics.mean(r["sources"] for r in runs), 2),
-                }
-            if router is not None:
-                await router.aclose()
+            # No reranker model is installed here: reranking is off either way.
+            async with Runtime.open(settings, rerank=False) as rt:
+                for mode, use_llm in (("extractive", False), ("llm-fake", True)):
+                    await answer(rt.engine, QUESTIONS[0], use_llm)  # warm-up (mirror, caches)
+                    runs = [
+                        await answer(rt.engine, q, use_llm)
+                        for _ in range(args.rounds)
+                        for q in QUESTIONS
+                    ]
+                    assert all(r["mode"] == mode.split("-")[0] for r in runs), runs
+                    stages = sorted({k for r in runs for k in r["stages"]})
+                    results[mode] = {
+                        "n": len(runs),
+                        "first_token_p50": _pct([r["first_token_ms"] for r in runs], 0.5),
+                        "first_token_p95": _pct([r["first_token_ms"] for r in runs], 0.95),
+                        "total_p50": _pct([r["total_ms"] for r in runs], 0.5),
+                        "total_p95": _pct([r["total_ms"] for r in runs], 0.95),
+                        "stage_p50": {
+                            k: round(statistics.median(r["stages"].get(k, 0.0) for r in runs), 1)
+                            for k in stages
+                        },
+                        "cited_sources_mean": round(statistics.mean(r["sources"] for r in runs), 2),
+                    }
 
         asyncio.run(main())
         results["llm_calls"] = len(fake.requests_to("/api/chat"))
-        searcher.close()
-        embedder.close()
-        db.dispose()
     return results
 
 

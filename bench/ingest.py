@@ -23,8 +23,8 @@ from typing import Any
 
 from common import append_record  # bench/common.py (the script's folder)
 from quire.config import Settings
+from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
-from quire.storage import documents
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO.parent / "shared" / "data" / "docs"
@@ -59,7 +59,7 @@ def peak_rss_mb() -> float:
 
 
 def ingest_once(path: Path, settings: Settings, worker: Worker) -> dict[str, Any]:
-    intake = documents.add_file(worker.db, settings.files_dir, path, path.name, max_bytes=10**10)
+    intake = add_file(worker.db, settings.files_dir, path, path.name, max_bytes=10**10)
     t0 = time.perf_counter()
     worker.run(drain=True)
     wall = time.perf_counter() - t0

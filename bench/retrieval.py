@@ -218,82 +218,69 @@ class RandomEmbedder:
 
 
 # -- Quire: writing the corpus ----------------------------------------------------------------
-_NOW = "2026-01-01 00:00:00.000000"
 _KINDS = ("pdf", "epub", "perplexity", "markdown", "text")
 
 
-def write_documents(db: Any, first_doc: int, first_chunk: int, texts: list[str]) -> None:
-    """Insert whole documents (100 chunks, 3 chunks per page) in one write transaction; the
-    FTS5 triggers index the chunks as they are inserted."""
-    docs, page_rows, chunk_rows = [], [], []
-    for d in range(len(texts) // CHUNKS_PER_DOC):
-        doc_id = first_doc + d
-        doc_texts = texts[d * CHUNKS_PER_DOC : (d + 1) * CHUNKS_PER_DOC]
-        n_pages = -(-len(doc_texts) // CHUNKS_PER_PAGE)
-        sha = hashlib.sha256(f"bench-doc-{doc_id}".encode()).hexdigest()
-        docs.append(
-            (
-                doc_id,
-                _KINDS[doc_id % len(_KINDS)],
-                f"Synthetic document {doc_id}",
-                None,
-                f"doc-{doc_id}.pdf",
-                sha,
-                sum(map(len, doc_texts)),
-                n_pages,
-                len(doc_texts),
-                "ready",
-                f"files/{sha[:2]}/{sha}.pdf",
-                _NOW,
-                _NOW,
-                "{}",
-            )
-        )
-        for p in range(n_pages):
-            page_texts = doc_texts[p * CHUNKS_PER_PAGE : (p + 1) * CHUNKS_PER_PAGE]
-            page_rows.append(
-                (doc_id, p + 1, f"Section {p + 1}", "\n\n".join(page_texts), "text_layer", "{}")
-            )
-            for o, t in enumerate(page_texts):
-                cid = first_chunk + d * CHUNKS_PER_DOC + p * CHUNKS_PER_PAGE + o
-                chunk_rows.append(
-                    (
-                        cid,
-                        doc_id,
-                        p + 1,
-                        o,
-                        f"Section {p + 1}",
-                        t,
-                        hashlib.sha256(t.encode()).hexdigest(),
-                        len(t),
-                        "text_layer",
-                    )
-                )
+def write_documents(db: Any, first_doc: int, texts: list[str]) -> tuple[list[int], list[int]]:
+    """Store whole documents (100 chunks, 3 chunks per page) through the storage layer in one
+    write transaction, ready to search; the FTS5 triggers index the chunks as they are
+    inserted. ``first_doc`` numbers their names. Returns the new document ids and chunk ids
+    (in the order of ``texts``)."""
+    from quire.storage import chunks, documents
+    from quire.storage.records import Chunk, Page
+
+    doc_ids: list[int] = []
+    chunk_ids: list[int] = []
     with db.write() as conn:
-        conn.exec_driver_sql(
-            "INSERT INTO documents (id, kind, title, author, filename, sha256, byte_size, "
-            "page_count, chunk_count, status, stored_path, created_at, updated_at, metadata) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            docs,
-        )
-        conn.exec_driver_sql(
-            "INSERT INTO pages (document_id, page, heading_path, text, source, metadata) "
-            "VALUES (?,?,?,?,?,?)",
-            page_rows,
-        )
-        conn.exec_driver_sql(
-            "INSERT INTO page_chunks (id, document_id, page, ordinal, heading_path, text, "
-            "content_hash, char_count, source) VALUES (?,?,?,?,?,?,?,?,?)",
-            chunk_rows,
-        )
+        for d in range(len(texts) // CHUNKS_PER_DOC):
+            doc_id = first_doc + d
+            doc_texts = texts[d * CHUNKS_PER_DOC : (d + 1) * CHUNKS_PER_DOC]
+            sha = hashlib.sha256(f"bench-doc-{doc_id}".encode()).hexdigest()
+            kind = _KINDS[doc_id % len(_KINDS)]
+            stored = documents.insert(
+                conn,
+                kind=kind,
+                filename=f"doc-{doc_id}.pdf",
+                sha256=sha,
+                byte_size=sum(map(len, doc_texts)),
+                stored=Path(f"files/{sha[:2]}/{sha}.pdf"),
+                title=f"Synthetic document {doc_id}",
+            )
+            pages, page_chunks = [], []
+            for p in range(-(-len(doc_texts) // CHUNKS_PER_PAGE)):
+                page_texts = doc_texts[p * CHUNKS_PER_PAGE : (p + 1) * CHUNKS_PER_PAGE]
+                heading = f"Section {p + 1}"
+                pages.append(Page(p + 1, "\n\n".join(page_texts), heading))
+                page_chunks.extend(
+                    Chunk(
+                        p + 1, o, heading, t, hashlib.sha256(t.encode()).hexdigest(), "text_layer"
+                    )
+                    for o, t in enumerate(page_texts)
+                )
+            chunk_ids += chunks.replace(conn, stored, pages, page_chunks).inserted_ids
+            documents.record_extraction(
+                conn,
+                stored,
+                kind=kind,
+                page_count=len(pages),
+                chunk_count=len(page_chunks),
+                metadata={},
+            )
+            documents.set_status(conn, stored, "ready")
+            doc_ids.append(stored)
+    return doc_ids, chunk_ids
 
 
-def write_vectors(db: Any, first_chunk: int, vecs: npt.NDArray[np.float32]) -> None:
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_vectors(db: Any, chunk_ids: list[int], vecs: npt.NDArray[np.float32]) -> None:
     """Store vectors through ``quire.storage.vectors.add`` in one write transaction."""
     from quire.storage import vectors
 
     with db.write() as conn:
-        vectors.add(conn, MODEL, list(range(first_chunk, first_chunk + len(vecs))), vecs)
+        vectors.add(conn, MODEL, chunk_ids, vecs)
 
 
 def db_files(data_dir: Path) -> dict[str, int]:
@@ -352,9 +339,9 @@ def build_quire(db: Any, corpus: Corpus, size: int) -> dict[str, Any]:
         texts = corpus.texts(rng, n)
         vecs = unit_vectors(rng, n)
         t0, c0 = time.perf_counter(), time.process_time()
-        write_documents(db, start // CHUNKS_PER_DOC + 1, start + 1, texts)
+        _, chunk_ids = write_documents(db, start // CHUNKS_PER_DOC + 1, texts)
         t1, c1 = time.perf_counter(), time.process_time()
-        write_vectors(db, start + 1, vecs)
+        write_vectors(db, chunk_ids, vecs)
         rows_s += t1 - t0
         rows_cpu += c1 - c0
         vecs_s += time.perf_counter() - t1
@@ -442,9 +429,11 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     from quire.config import Settings
     from quire.retrieval import dense, exact, lexical
     from quire.retrieval.filters import Filter
-    from quire.retrieval.planner import make_plan
-    from quire.retrieval.search import Searcher, SearchOptions, highlight, highlight_patterns
-    from quire.storage import chunks
+    from quire.retrieval.highlight import highlight, highlight_patterns
+    from quire.retrieval.options import SearchOptions
+    from quire.retrieval.planner import heuristic_plan
+    from quire.retrieval.search import Searcher
+    from quire.storage import chunks, documents
     from quire.storage.db import open_database
 
     size, deadline = args.size, args.deadline
@@ -574,15 +563,20 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     with db.read() as conn:
         for q in queries[diag]:
             tops.append((q, [cid for cid, _ in lexical.bm25(conn, q, limit=TOP_K, flt=flt)]))
-    plans = {q: make_plan(q) for q, _ in tops}
-    leg("hydrate", lambda c, t: searcher._hydrate(t[1], t[0], plans[t[0]], {}, {}, {}, {}), tops)
-    texts = [(t[0], list(searcher._texts(t[1]).values())) for t in tops]
+    plans = {q: heuristic_plan(q) for q, _ in tops}
 
     def mark(_conn: Any, item: tuple[str, list[str]]) -> None:
         pats = highlight_patterns([item[0]], plans[item[0]].hard_keywords)
         for passage in item[1]:
             highlight(passage, pats)
 
+    def hydrate(conn: Any, top: tuple[str, list[int]]) -> None:
+        views = chunks.ready_views(conn, top[1])  # the search's hydration query
+        mark(conn, (top[0], [v.text for v in views.values()]))
+
+    leg("hydrate", hydrate, tops)
+    with db.read() as conn:
+        texts = [(q, list(chunks.texts(conn, ids).values())) for q, ids in tops]
     leg("highlight", mark, texts)
     out["legs"] = legs
 
@@ -619,17 +613,15 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     log(f"quire {size:,}: adding {ADD_CHUNKS:,} chunks")
     with db.read() as conn:
         max_doc = conn.exec_driver_sql("SELECT max(id) FROM documents").scalar_one()
-        max_chunk = conn.exec_driver_sql("SELECT max(id) FROM page_chunks").scalar_one()
     rng = np.random.default_rng([args.seed, 4])
     texts, vecs = corpus.texts(rng, ADD_CHUNKS), unit_vectors(rng, ADD_CHUNKS)
     added_docs = []
     t0, c0 = time.perf_counter(), time.process_time()
     for d in range(ADD_CHUNKS // CHUNKS_PER_DOC):  # one document per transaction, as ingest does
         sl = slice(d * CHUNKS_PER_DOC, (d + 1) * CHUNKS_PER_DOC)
-        first = max_chunk + 1 + d * CHUNKS_PER_DOC
-        write_documents(db, max_doc + 1 + d, first, texts[sl])
-        write_vectors(db, first, vecs[sl])
-        added_docs.append(max_doc + 1 + d)
+        doc_ids, chunk_ids = write_documents(db, max_doc + 1 + d, texts[sl])
+        write_vectors(db, chunk_ids, vecs[sl])
+        added_docs += doc_ids
     add = {
         "s": round(time.perf_counter() - t0, 2),
         "cpu_s": round(time.process_time() - c0, 2),
@@ -640,10 +632,8 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     out["add"] = add
     searcher.close()
     # Put the cached corpus back as it was (not timed).
-    with db.write() as conn:
-        for doc_id in added_docs:
-            chunks.delete_document_chunks(conn, doc_id)
-            conn.exec_driver_sql("DELETE FROM documents WHERE id = ?", (doc_id,))
+    for doc_id in added_docs:
+        documents.delete_document(db, doc_id)
     checkpoint(db)
     db.dispose()
     out["load_avg_end"] = round(os.getloadavg()[0], 2)

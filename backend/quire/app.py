@@ -15,13 +15,8 @@ from quire.api.auth import install_access_control
 from quire.api.limits import BodySizeLimit
 from quire.api.routes import chat, documents, health, jobs, openai_compat, perplexity, search
 from quire.config import Settings
-from quire.embed.base import make_embedder
-from quire.llm.router import make_router
 from quire.perplexity.runner import SyncRunner
-from quire.retrieval.rerank import load_reranker
-from quire.retrieval.search import Searcher
-from quire.storage.db import open_database
-from quire.synthesis.pipeline import ChatEngine
+from quire.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -32,23 +27,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        db = open_database(settings)
-        embedder = make_embedder(settings)
-        searcher = Searcher(db, settings, embedder, load_reranker(settings))
-        router = make_router(settings)
-        engine = ChatEngine(db, settings, searcher, router)
-        sync_runner = SyncRunner(settings, db)
-        log.info("Quire %s on %s", __version__, settings.data_dir)
-        try:
-            yield {"db": db, "searcher": searcher, "engine": engine, "perplexity": sync_runner}
-        finally:
-            sync_runner.close()
-            if router is not None:
-                await router.aclose()
-            searcher.close()
-            embedder.close()
-            db.dispose()
+        async with Runtime.open(settings) as runtime:
+            sync_runner = SyncRunner(settings, runtime.db)
+            log.info("Quire %s on %s", __version__, settings.data_dir)
+            try:
+                yield {"runtime": runtime, "perplexity": sync_runner}
+            finally:
+                sync_runner.close()
 
     app = FastAPI(
         docs_url="/api/docs",

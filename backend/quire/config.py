@@ -8,6 +8,11 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+EmbedderKind = Literal["local", "ollama"]
+Fusion = Literal["rrf", "blend"]
+#: When a hypothetical passage (HyDE) joins the dense leg; a setting, and per request.
+HydeMode = Literal["off", "fusion", "supplement"]
+
 
 class Settings(BaseSettings):
     """Every knob Quire has. Each one is documented in README.md (a test checks)."""
@@ -58,7 +63,7 @@ class Settings(BaseSettings):
     )
 
     # Embedding
-    embedder: Literal["local", "ollama"] = Field(default="local", description="Embedder kind.")
+    embedder: EmbedderKind = Field(default="local", description="Embedder kind.")
     embed_batch: int = Field(default=64, ge=1, description="Chunks per embedding batch.")
     embed_threads: int = Field(default=1, ge=1, description="ONNX Runtime intra-op threads.")
     ollama_url: str = Field(default="http://127.0.0.1:11434", description="Ollama base URL.")
@@ -105,7 +110,7 @@ class Settings(BaseSettings):
     # k 10 and exact 0.5 (not the usual 60 and 1.0): on SciFact's train queries hybrid nDCG@10
     # rose from 0.707 to 0.732 (test 0.700 -> 0.723); `quire eval` re-checks it per corpus.
     rrf_k: int = Field(default=10, ge=1, description="Reciprocal Rank Fusion constant k.")
-    fusion: Literal["rrf", "blend"] = Field(
+    fusion: Fusion = Field(
         default="rrf", description="rrf, or blend (Pagepiper's normalised 50/50 scores)."
     )
     bm25_max_df: float = Field(
@@ -122,7 +127,7 @@ class Settings(BaseSettings):
     weight_bm25: float = Field(default=1.0, ge=0, description="RRF weight of the BM25 leg.")
     weight_dense: float = Field(default=1.0, ge=0, description="RRF weight of the dense leg.")
     weight_exact: float = Field(default=0.5, ge=0, description="RRF weight of the exact leg.")
-    hyde_mode: Literal["off", "fusion", "supplement"] = Field(
+    hyde_mode: HydeMode = Field(
         default="supplement", description="When a hypothetical passage joins the dense leg."
     )
     hyde_threshold_score: float = Field(

@@ -19,9 +19,24 @@
             └── LLMInterrupted          the LLM's stream broke after output had started
 
 Transient errors (``retryable = True``) are retried by the worker; the others fail the job.
+Every error reaches a client as one :class:`ErrorBody`: inside the HTTP envelope
+``{"error": …}``, in a chat stream's ``error`` event, and in an MCP error result.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class ErrorBody(BaseModel):
+    """What a client is told about an error."""
+
+    status: int
+    code: str
+    message: str
+    detail: Any = None
 
 
 class QuireError(Exception):
@@ -35,6 +50,12 @@ class QuireError(Exception):
         super().__init__(message)
         self.message = message
         self.detail = detail
+
+    def body(self) -> ErrorBody:
+        """This error as a client sees it."""
+        return ErrorBody(
+            status=self.status_code, code=self.code, message=self.message, detail=self.detail
+        )
 
 
 class InputError(QuireError):

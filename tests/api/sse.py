@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from quire.synthesis.events import ChatEvent
+
 
 def parse_sse(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
     """(event, data) pairs; ``data`` JSON-decoded when it is JSON. Comments are skipped."""
@@ -27,6 +29,15 @@ def parse_sse(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
             data.append(line[5:].removeprefix(" "))
     if data:
         yield event, "\n".join(data)
+
+
+def chat_events(lines: Iterable[str]) -> list[tuple[str, Any]]:
+    """A chat stream's (event, data) pairs, each checked against the answer contract: its data
+    is a valid model of that event (synthesis/events.py), named as the SSE event is."""
+    events = list(parse_sse(lines))
+    for name, data in events:
+        assert ChatEvent.model_validate(data).root.event == name, (name, data)
+    return events
 
 
 def answer_text(events: list[tuple[str, Any]]) -> str:

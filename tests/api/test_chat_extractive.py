@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from quire.app import create_app
 from quire.config import Settings
 from tests.api.library import load_library
-from tests.api.sse import answer_text, first, parse_sse
+from tests.api.sse import answer_text, chat_events, first, parse_sse
 from tests.api.test_documents import assert_error_shape
 
 
@@ -29,7 +29,7 @@ def ask(client: TestClient, **body: Any) -> list[tuple[str, Any]]:
     with client.stream("POST", "/api/chat", json=body) as r:
         assert r.status_code == 200, r.read()
         assert r.headers["content-type"].startswith("text/event-stream")
-        return list(parse_sse(r.iter_lines()))
+        return chat_events(r.iter_lines())
 
 
 def _norm(text: str) -> str:

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from quire.app import create_app
 from quire.config import Settings
 from tests.api.library import load_library
-from tests.api.sse import answer_text, first, parse_sse
+from tests.api.sse import answer_text, chat_events, first
 from tests.fakes.chat import Reply
 from tests.fakes.ollama import FakeOllama, unused_url
 from tests.fakes.rag_model import RagModel
@@ -56,7 +56,7 @@ def make_client(library: Path, fake_url: str, **overrides: Any) -> TestClient:
 def ask(client: TestClient, **body: Any) -> list[tuple[str, Any]]:
     with client.stream("POST", "/api/chat", json={"message": QUESTION, **body}) as r:
         assert r.status_code == 200, r.read()
-        return list(parse_sse(r.iter_lines()))
+        return chat_events(r.iter_lines())
 
 
 def _norm(text: str) -> str:
@@ -94,7 +94,12 @@ def test_full_pipeline_streams_a_cited_answer(
     answer = answer_text(events)
     assert answer == done["answer"] and "[1]" in answer
     assert done["citations"] and set(done["citations"]) <= {s["n"] for s in sources}
-    assert first(events, "verify") == {"status": "ok", "suggestion": None, "round": 1}
+    assert first(events, "verify") == {
+        "event": "verify",
+        "status": "ok",
+        "suggestion": None,
+        "round": 1,
+    }
     assert done["model"] == "ollama:llama3.2" and done["timings_ms"]["answer"] > 0
 
     bodies = chat_requests(fake)
@@ -170,7 +175,8 @@ def test_error_mid_answer_is_an_error_event_and_the_partial_answer_is_kept(
         events = ask(client)
         assert events[-1][0] == "error"
         error = events[-1][1]
-        assert error["code"] == "llm_interrupted" and "unexpected EOF" in error["message"]
+        assert error["error"]["code"] == "llm_interrupted"
+        assert "unexpected EOF" in error["error"]["message"]
         assert answer_text(events) == "The Rabbit took out"
         conv = first(events, "start")["conversation_id"]
         stored = client.get(f"/api/conversations/{conv}").json()["messages"][-1]
@@ -184,7 +190,7 @@ def test_stream_cut_mid_answer_is_an_error_event(
     model.overrides["answer"] = lambda _: Reply("one two three four five six", cut_after=2)
     with make_client(library, fake.url) as client:
         events = ask(client)
-    assert events[-1][0] == "error" and events[-1][1]["code"] == "llm_interrupted"
+    assert events[-1][0] == "error" and events[-1][1]["error"]["code"] == "llm_interrupted"
     assert answer_text(events) == "one two"
 
 

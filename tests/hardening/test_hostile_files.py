@@ -15,8 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
+from quire.ingest.intake import safe_filename
 from quire.ingest.worker import Worker
-from quire.storage import documents
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
 from tests.e2e.helpers import wait_until
@@ -140,7 +140,7 @@ def test_hostile_file_names_are_stored_safely(
     assert stored and len(stored) <= 255
     assert "/" not in stored and "\\" not in stored and "\x00" not in stored
     assert not stored.startswith(".")
-    assert stored == documents.safe_filename(stored)  # already safe: idempotent
+    assert stored == safe_filename(stored)  # already safe: idempotent
     # The original is kept by content hash inside the data dir, whatever it was called.
     files = [p for p in settings.files_dir.rglob("*") if p.is_file()]
     assert len(files) == 1 and files[0].read_bytes() == text

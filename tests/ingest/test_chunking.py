@@ -4,7 +4,7 @@ import hashlib
 import re
 
 from quire.ingest.chunking import chunk_pages, split_text
-from quire.ingest.types import Page
+from quire.storage.records import Page
 
 SENTENCE = "The quick brown fox jumps over the lazy dog near the riverbank today. "
 

@@ -7,15 +7,16 @@ import json
 from pathlib import Path
 
 from quire.config import Settings
+from quire.ingest.intake import Intake, add_file
 from quire.ingest.worker import Worker
-from quire.storage import documents, vectors
+from quire.storage import vectors
 from quire.storage.db import Database
 from tests.e2e.helpers import integrity, write_long_text
 from tests.fakes import FakeOllama
 
 
-def _add(db: Database, settings: Settings, path: Path, key: str | None = None) -> documents.Intake:
-    return documents.add_file(
+def _add(db: Database, settings: Settings, path: Path, key: str | None = None) -> Intake:
+    return add_file(
         db,
         settings.files_dir,
         path,

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from quire.config import Settings
 from quire.errors import LLMInterrupted, LLMUnavailable
-from quire.llm.base import Message
+from quire.llm.base import ChatBackend, Message
 from quire.llm.ollama import OllamaChat
 from quire.llm.openai import OpenAIChat
 from quire.llm.router import LLMRouter, make_router
@@ -37,18 +37,25 @@ def router(*backends: OllamaChat | OpenAIChat, clock: Clock | None = None) -> LL
 
 
 async def answer(r: LLMRouter) -> str:
-    return "".join([delta async for delta in r.stream(HELLO, purpose="answer")])
+    return (await answered(r))[0]
+
+
+async def answered(r: LLMRouter, **options: Any) -> tuple[str, ChatBackend | None]:
+    """The reply's text and the backend that gave it (the reply's own, not the router's)."""
+    reply = r.stream(HELLO, purpose="answer", **options)
+    return "".join([delta async for delta in reply]), reply.backend
 
 
 async def test_first_backend_answers_and_becomes_active(fake: FakeOllama) -> None:
     ollama = OllamaChat(fake.url, CHAT_MODEL, **FAST)
     openai = OpenAIChat(fake.url, CHAT_MODEL, **FAST)
     async with router(ollama, openai) as r:
-        assert r.active is None
+        reply = r.stream(HELLO, purpose="answer")
+        assert reply.backend is None and reply.label is None
         assert await r.available() == [ollama, openai]
-        assert await answer(r) == "You said: What is a neap tide?"
-        assert r.active is ollama
-        assert r.active_name == "ollama:llama3.2"
+        assert "".join([delta async for delta in reply]) == "You said: What is a neap tide?"
+        assert reply.backend is ollama
+        assert reply.label == "ollama:llama3.2"
     assert len(fake.requests_to("/api/chat")) == 1
     assert fake.requests_to("/v1/chat/completions") == []
 
@@ -59,7 +66,9 @@ async def test_fails_over_before_the_first_token(fake: FakeOllama) -> None:
     fake.fail_next(1, status=500, error="runner crashed", path="/api/chat")
     async with router(ollama, openai) as r:
         assert await r.complete(HELLO, json_mode=True) == '{"echo": "What is a neap tide?"}'
-        assert r.active is openai
+        text, backend = await answered(r, json_mode=True)  # ollama is cached as down
+        assert text == '{"echo": "What is a neap tide?"}'
+        assert backend is openai
         status = await r.status()
     assert [(s["name"], s["ok"]) for s in status] == [
         ("ollama:llama3.2", False),
@@ -69,7 +78,7 @@ async def test_fails_over_before_the_first_token(fake: FakeOllama) -> None:
     assert status[1]["error"] is None
     assert status[1]["url"] == fake.url
     assert "llama3.2:latest" in status[1]["models"]
-    assert completions_format(fake) == [{"type": "json_object"}]
+    assert completions_format(fake) == [{"type": "json_object"}] * 2
 
 
 def completions_format(fake: FakeOllama) -> list[Any]:
@@ -134,10 +143,8 @@ async def test_a_rejected_request_fails_over_but_keeps_the_backend_up(fake: Fake
     ollama = OllamaChat(fake.url, CHAT_MODEL, **FAST)
     async with router(ollama, OpenAIChat(fake.url, CHAT_MODEL, **FAST)) as r:
         fake.fail_next(1, status=400, error="bad options", path="/api/chat")
-        await answer(r)
-        assert r.active is not ollama
-        await answer(r)
-        assert r.active is ollama
+        assert (await answered(r))[1] is not ollama
+        assert (await answered(r))[1] is ollama
     assert len(fake.requests_to("/api/chat")) == 2
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -34,10 +35,17 @@ def test_cli_imports_the_shared_samples_without_a_login(tmp_path: Path) -> None:
     data = tmp_path / "data"
     r = quire(data, "perplexity", "import", str(SAMPLES), timeout=240)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "pnw-states-multiturn.md → document 1 (queued)" in r.stdout
-    docs = json.loads(quire(data, "docs", "--json").stdout)
-    assert [(d["kind"], d["status"], d["page_count"]) for d in docs] == [("perplexity", "ready", 4)]
-    assert docs[0]["title"] == "Compare population size and land area of the PNW states"
+    samples = sorted(p.name for p in SAMPLES.glob("*.md"))
+    for name in samples:
+        assert re.search(rf"{re.escape(name)} → document \d+ \(queued\)", r.stdout), r.stdout
+    docs = {d["filename"]: d for d in json.loads(quire(data, "docs", "--json").stdout)}
+    assert sorted(docs) == samples
+    assert {(d["kind"], d["status"]) for d in docs.values()} == {("perplexity", "ready")}
+    pnw = docs["pnw-states-multiturn.md"]
+    assert pnw["page_count"] == 4  # four turns
+    assert pnw["title"] == "Compare population size and land area of the PNW states"
+    # The native exports of one question are one turn each.
+    assert {d["page_count"] for name, d in docs.items() if name != pnw["filename"]} == {1}
     assert not (data / "perplexity" / "auth.json").exists()
     again = quire(data, "perplexity", "import", str(SAMPLES), "--no-wait")
     assert again.returncode == 0 and "(duplicate)" in again.stdout

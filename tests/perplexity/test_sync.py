@@ -22,7 +22,8 @@ from quire.perplexity.checkpoint import Checkpoint, root
 from quire.perplexity.errors import LoggedOut, LoginRequired, PerplexityUnavailable, SyncRunning
 from quire.perplexity.status import SyncLock, read_status, status_report
 from quire.perplexity.sync import SyncCounts, SyncReport, run_sync
-from quire.retrieval.search import Searcher, SearchOptions
+from quire.retrieval.options import SearchOptions
+from quire.retrieval.search import Searcher
 from quire.storage.db import Database, open_database
 from tests.e2e.helpers import integrity
 from tests.fakes.perplexity import FakePerplexity, make_thread

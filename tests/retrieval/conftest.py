@@ -9,9 +9,9 @@ import pytest
 
 from quire.config import Settings
 from quire.embed.base import Embedder, make_embedder
+from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
 from quire.retrieval.search import Searcher
-from quire.storage import documents
 from quire.storage.db import Database, open_database
 from tests.conftest import DOCS
 from tests.retrieval.cross_encoder import fp32, models  # noqa: F401 - shared fixtures
@@ -29,7 +29,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings
     settings = Settings(data_dir=tmp_path_factory.mktemp("lib") / "data")
     db = open_database(settings)
     for path in LIBRARY:
-        documents.add_file(db, settings.files_dir, path, path.name, max_bytes=10**9)
+        add_file(db, settings.files_dir, path, path.name, max_bytes=10**9)
     worker = Worker(settings, db=db)
     worker.run(drain=True)
     worker.close()

@@ -10,10 +10,13 @@ from quire.embed.base import Embedder
 from quire.errors import InputError, NotFound
 from quire.retrieval import dense, fusion, lexical
 from quire.retrieval.filters import Filter
-from quire.retrieval.planner import heuristic_plan, make_plan, plan_from_json
+from quire.retrieval.highlight import highlight, highlight_patterns
+from quire.retrieval.options import SearchOptions
+from quire.retrieval.planner import heuristic_plan
 from quire.retrieval.rerank import CrossEncoderReranker
-from quire.retrieval.search import Searcher, SearchOptions, highlight, highlight_patterns
+from quire.retrieval.search import Searcher
 from quire.storage.db import Database
+from quire.synthesis.parse import parse_plan
 from tests.retrieval.conftest import doc_id
 
 HOSTILE = [
@@ -165,7 +168,7 @@ def test_heuristic_plan_and_llm_plan_validation() -> None:
     for kw in ("safe harbor", "DMCA-512", "parse_args()", "2.1.3"):
         assert any(kw in k for k in plan.hard_keywords), (kw, plan.hard_keywords)
     assert heuristic_plan("what is a rabbit").strategy == "precise"
-    good = plan_from_json(
+    good = parse_plan(
         'Sure! {"strategy": "precise", "queries": ["rabbit watch", 3], '
         '"hard_keywords": "ERR-1", "hyde_passage": "The rabbit had a watch."}',
         "why the watch",
@@ -173,15 +176,10 @@ def test_heuristic_plan_and_llm_plan_validation() -> None:
     assert good is not None and good.source == "llm"
     assert good.queries[0] == "why the watch" and "3" in good.queries
     assert good.hard_keywords == ["ERR-1"]
-    assert plan_from_json("not json at all", "q") is None
-    assert plan_from_json('{"strategy": "everything"}', "q") is None
-    fallback = make_plan("rabbit", llm=lambda prompt: '{"queries": {"bad": 1}}')
-    assert fallback.source == "heuristic"
-
-    def boom(prompt: str) -> str:
-        raise TimeoutError
-
-    assert make_plan("rabbit", llm=boom).source == "heuristic"
+    assert parse_plan("not json at all", "q") is None
+    assert parse_plan('{"strategy": "everything"}', "q") is None
+    assert parse_plan('{"queries": {"bad": 1}}', "rabbit") is None
+    # A junk or failing model's plan falls back to the heuristic one: tests/synthesis/test_engine.py
 
 
 def test_highlight_spans_are_merged_and_case_insensitive() -> None:
@@ -216,8 +214,8 @@ def test_search_reranks_with_a_real_onnx_cross_encoder(
         r = searcher.search("White Rabbit", SearchOptions(limit=10))
     finally:
         searcher.close()
-    assert r.rerank is not None and r.rerank["scored"] >= 10
-    assert "reranked" in r.rerank["summary"] and "rerank" in r.timings_ms
+    assert r.rerank is not None and r.rerank.scored >= 10
+    assert "reranked" in r.rerank.summary and "rerank" in r.timings_ms
     logits = [h.rerank for h in r.hits]
     assert all(v is not None for v in logits)
     assert logits == sorted(logits, reverse=True)  # type: ignore[type-var]

@@ -213,7 +213,8 @@ def test_memory_budget_evicts_least_recently_used_terms(corpus: Database) -> Non
 
 
 def test_searcher_uses_the_cache_and_can_do_without(corpus: Database, tmp_path: Path) -> None:
-    from quire.retrieval.search import Searcher, SearchOptions
+    from quire.retrieval.options import SearchOptions
+    from quire.retrieval.search import Searcher
 
     on = Searcher(corpus, Settings(data_dir=tmp_path / "data"), None)
     off = Searcher(corpus, Settings(data_dir=tmp_path / "data", bm25_cache_mb=0), None)

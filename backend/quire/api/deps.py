@@ -1,4 +1,4 @@
-"""Dependencies: routes get settings and resources from the lifespan state through these."""
+"""Dependencies: routes get settings and the runtime's resources through these aliases."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from quire.config import Settings
+from quire.perplexity.runner import SyncRunner
+from quire.retrieval.search import Searcher
+from quire.runtime import Runtime
 from quire.storage.db import Database
+from quire.synthesis.engine import ChatEngine
 
 
 def get_settings(request: Request) -> Settings:
@@ -15,10 +19,33 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
-def get_db(request: Request) -> Database:
-    db: Database = request.state.db
-    return db
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+def get_db(runtime: RuntimeDep) -> Database:
+    return runtime.db
+
+
+def get_searcher(runtime: RuntimeDep) -> Searcher:
+    return runtime.searcher
+
+
+def get_engine(runtime: RuntimeDep) -> ChatEngine:
+    return runtime.engine
+
+
+def get_sync_runner(request: Request) -> SyncRunner:
+    runner: SyncRunner = request.state.perplexity
+    return runner
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DbDep = Annotated[Database, Depends(get_db)]
+SearcherDep = Annotated[Searcher, Depends(get_searcher)]
+EngineDep = Annotated[ChatEngine, Depends(get_engine)]
+SyncRunnerDep = Annotated[SyncRunner, Depends(get_sync_runner)]

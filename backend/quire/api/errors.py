@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
-from quire.errors import QuireError
+from quire.errors import ErrorBody, QuireError
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ HTTP_CODES = {
 
 def error_body(status: int, code: str, message: str, detail: Any = None) -> dict[str, Any]:
     """The error envelope."""
-    return {"error": {"status": status, "code": code, "message": message, "detail": detail}}
+    body = ErrorBody(status=status, code=code, message=message, detail=detail)
+    return {"error": body.model_dump(mode="json")}
 
 
 def error_response(status: int, code: str, message: str, detail: Any = None) -> JSONResponse:
@@ -86,7 +87,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(QuireError)
     async def _quire(_: Request, exc: QuireError) -> JSONResponse:
-        return error_response(exc.status_code, exc.code, exc.message, exc.detail)
+        body = exc.body()
+        return error_response(body.status, body.code, body.message, body.detail)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -8,6 +8,9 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import AfterValidator, BaseModel, Field
 
+from quire.errors import ErrorBody
+from quire.storage.records import MAX_ID
+
 
 def _as_utc(value: datetime) -> datetime:
     # SQLite keeps naive UTC. Said out loud ("...Z"), so that a browser's Date does not read
@@ -17,10 +20,6 @@ def _as_utc(value: datetime) -> datetime:
 
 UtcDateTime = Annotated[datetime, AfterValidator(_as_utc)]
 
-# SQLite integers are 64-bit: a bigger id cannot exist, and cannot even be bound to a query
-# (it raised OverflowError, a 500, until the fuzzer found it).
-MAX_ID = 2**63 - 1
-Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
@@ -144,12 +143,20 @@ class HealthOut(BaseModel):
     reranker: RerankerStatus | None = None
 
 
-class ErrorBody(BaseModel):
-    status: int
-    code: str
-    message: str
-    detail: Any = None
-
-
 class ErrorOut(BaseModel):
     error: ErrorBody
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for these error statuses, each in the one error shape."""
+    return {status: {"model": ErrorOut} for status in statuses}
+
+
+def stream_error_responses(described: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    """The same for a streaming route: its errors come before the stream starts, as JSON.
+    (With a ``model``, FastAPI would list them under the route's own media type.)"""
+    json_error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
+    return {
+        status: {"description": description, "content": json_error}
+        for status, description in described.items()
+    }

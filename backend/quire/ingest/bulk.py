@@ -26,10 +26,11 @@ from sqlalchemy import Connection, insert, select, text, update
 from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.ingest.chunking import chunk_pages
-from quire.ingest.types import Kind, Page, Source
+from quire.ingest.intake import safe_filename
 from quire.storage import chunks, vectors
 from quire.storage.db import Database, json_ids
-from quire.storage.documents import safe_filename, stored_path
+from quire.storage.documents import stored_path
+from quire.storage.records import Kind, Page, PageSource
 from quire.storage.schema import documents, utcnow
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ def _existing(conn: Connection, column: Any, values: list[str]) -> dict[str, dic
     }
 
 
-def _source(kind: str) -> Source:
+def _source(kind: str) -> PageSource:
     return "markdown" if kind in ("markdown", "perplexity") else "text"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from quire.ingest.types import Chunk, Page
+from quire.storage.records import Chunk, Page
 
 _HEADING = re.compile(r"\n(?=#{1,6} \S)")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")

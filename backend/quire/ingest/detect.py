@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 
 from quire.errors import EmptyFile, UnsupportedFileType
-from quire.ingest.types import Kind
+from quire.storage.records import Kind
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,8 @@ from defusedxml.ElementTree import fromstring as safe_fromstring
 from ebooklib import epub
 
 from quire.errors import CorruptFile, ResourceLimit
-from quire.ingest.types import Extracted, Page
+from quire.ingest.types import Extracted
+from quire.storage.records import Page
 
 log = logging.getLogger(__name__)
 

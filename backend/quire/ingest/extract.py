@@ -14,7 +14,8 @@ from quire.ingest.markdown import first_line_title, parse_markdown, parse_text
 from quire.ingest.pdf import extract_pdf
 from quire.ingest.perplexity_md import parse_perplexity_markdown
 from quire.ingest.text_clean import clean_page_text, strip_running_headers
-from quire.ingest.types import Extracted, Page, Progress, no_progress
+from quire.ingest.types import Extracted, Progress, no_progress
+from quire.storage.records import Page
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from quire.ingest.chunking import split_text
-from quire.ingest.types import Extracted, Page
+from quire.ingest.types import Extracted
+from quire.storage.records import Page
 
 PAGE_CHARS = 6000
 TITLE_CHARS = 200

@@ -48,7 +48,8 @@ from pdfminer.utils import decode_text
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, OcrUnavailable, ResourceLimit
 from quire.ingest.ocr import ocr_pages
-from quire.ingest.types import Extracted, Page, Progress, no_progress
+from quire.ingest.types import Extracted, Progress, no_progress
+from quire.storage.records import Page
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,8 @@ from typing import Any
 
 from quire.ingest.detect import is_perplexity_exporter
 from quire.ingest.markdown import fenced_lines
-from quire.ingest.types import Extracted, Page
+from quire.ingest.types import Extracted
+from quire.storage.records import Page
 
 HEADING_CHARS = 120
 SEARCH_URL = "https://www.perplexity.ai/search/{slug}"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from quire.config import Settings
 from quire.embed.base import Embedder
@@ -22,8 +22,8 @@ from quire.ingest.chunking import chunk_pages
 from quire.ingest.isolate import extract_isolated
 from quire.storage import chunks, jobs, vectors
 from quire.storage.db import Database
-from quire.storage.documents import set_status
-from quire.storage.schema import documents, utcnow
+from quire.storage.documents import record_extraction, set_status
+from quire.storage.schema import documents
 
 log = logging.getLogger(__name__)
 
@@ -118,18 +118,16 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
         if conn.execute(select(documents.c.id).where(documents.c.id == doc_id)).first() is None:
             raise NotFound(f"document {doc_id} was deleted")
         stats = chunks.replace(conn, doc_id, extracted.pages, new_chunks)
-        values: dict[str, Any] = {
-            "kind": extracted.kind,
-            "page_count": len(extracted.pages),
-            "chunk_count": len(new_chunks),
-            "meta": extracted.metadata,
-            "updated_at": utcnow(),
-        }
-        if extracted.title:
-            values["title"] = extracted.title
-        if extracted.author:
-            values["author"] = extracted.author
-        conn.execute(update(documents).where(documents.c.id == doc_id).values(**values))
+        record_extraction(
+            conn,
+            doc_id,
+            kind=extracted.kind,
+            page_count=len(extracted.pages),
+            chunk_count=len(new_chunks),
+            metadata=extracted.metadata,
+            title=extracted.title,
+            author=extracted.author,
+        )
     timings["chunk"] = round(time.monotonic() - t0, 3)
     ctx.detail.update(
         chunks=len(new_chunks), kept=stats.kept, inserted=stats.inserted, deleted=stats.deleted

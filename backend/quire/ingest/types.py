@@ -1,13 +1,12 @@
-"""Values passed between the ingest stages."""
+"""Values passed between the ingest stages (pages and chunks are storage's records)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Kind = Literal["pdf", "epub", "perplexity", "markdown", "text"]
-Source = Literal["text_layer", "ocr", "markdown", "epub", "text"]
+from quire.storage.records import Kind, Page
 
 #: ``progress(stage, fraction)``: stage is "extract" or "ocr", fraction in 0..1.
 Progress = Callable[[str, float], None]
@@ -15,17 +14,6 @@ Progress = Callable[[str, float], None]
 
 def no_progress(stage: str, fraction: float) -> None:
     """A progress callback that ignores everything."""
-
-
-@dataclass(frozen=True)
-class Page:
-    """One citable unit: a PDF page, an EPUB section, a Perplexity turn, a markdown section."""
-
-    number: int  # 1-based
-    text: str
-    heading_path: str = ""  # "Chapter 3 > The Voyage"
-    source: Source = "text_layer"
-    meta: dict[str, Any] = field(default_factory=dict)  # e.g. a Perplexity turn's query and URLs
 
 
 @dataclass
@@ -37,15 +25,3 @@ class Extracted:
     author: str | None
     pages: list[Page]
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A passage stored in ``page_chunks``; never spans two pages."""
-
-    page: int
-    ordinal: int  # position within the page, from 0
-    heading_path: str
-    text: str
-    content_hash: str  # sha256 of the text
-    source: Source

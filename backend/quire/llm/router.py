@@ -2,8 +2,13 @@
 
     router = make_router(settings)                     # None when no LLM is configured
     if router is not None and await router.available():
-        async for delta in router.stream(messages, purpose="answer"):
+        reply = router.stream(messages, purpose="answer")
+        async for delta in reply:
             ...
+        reply.label                                    # "ollama:llama3.2": who answered
+
+The router holds no per-call state: which backend answered is the reply's, so answers that
+run at the same time each know their own.
 
 Failover: a backend that fails before its first delta (down, timeout, HTTP error, model not
 pulled) hands the call to the next one; once a delta has been yielded a failure is raised as
@@ -52,6 +57,29 @@ async def _aclose(stream: AsyncIterator[str]) -> None:
         await close()
 
 
+class Reply:
+    """The deltas of one routed call, and the backend that produced them (once one has)."""
+
+    def __init__(self, deltas: Callable[[Reply], AsyncGenerator[str, None]]) -> None:
+        self.backend: ChatBackend | None = None
+        self._deltas = deltas(self)
+
+    @property
+    def label(self) -> str | None:
+        """``backend`` as ``ollama:llama3.2`` (None before any delta)."""
+        return backend_label(self.backend) if self.backend is not None else None
+
+    def __aiter__(self) -> Reply:
+        return self
+
+    async def __anext__(self) -> str:
+        return await self._deltas.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the call (closes the backend's HTTP response)."""
+        await self._deltas.aclose()
+
+
 class LLMRouter:
     """Routes each call to the first healthy backend; see the module docstring."""
 
@@ -69,17 +97,6 @@ class LLMRouter:
         self._clock = clock
         self._health: dict[int, _Health] = {}
         self._locks = [asyncio.Lock() for _ in self.backends]
-        self._active: ChatBackend | None = None
-
-    @property
-    def active(self) -> ChatBackend | None:
-        """The backend that answered last (None before any answer)."""
-        return self._active
-
-    @property
-    def active_name(self) -> str | None:
-        """``active`` as ``ollama:llama3.2``."""
-        return backend_label(self._active) if self._active is not None else None
 
     async def available(self) -> list[ChatBackend]:
         """The backends that are up, in order (checked at most once per TTL each)."""
@@ -104,7 +121,7 @@ class LLMRouter:
             )
         return rows
 
-    async def stream(
+    def stream(
         self,
         messages: Sequence[Message],
         *,
@@ -112,8 +129,29 @@ class LLMRouter:
         json_mode: bool = False,
         max_tokens: int | None = None,
         temperature: float | None = None,
-    ) -> AsyncGenerator[str, None]:
+    ) -> Reply:
         """Deltas from the first backend that answers; LLMUnavailable if none does."""
+        return Reply(
+            lambda reply: self._deltas(
+                reply,
+                messages,
+                purpose=purpose,
+                json_mode=json_mode,
+                max_tokens=max_tokens,
+                temperature=temperature,
+            )
+        )
+
+    async def _deltas(
+        self,
+        reply: Reply,
+        messages: Sequence[Message],
+        *,
+        purpose: Purpose,
+        json_mode: bool,
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> AsyncGenerator[str, None]:
         failures: list[str] = []
         for i, backend in enumerate(self.backends):
             label = backend_label(backend)
@@ -132,7 +170,7 @@ class LLMRouter:
                 async for delta in deltas:
                     if not started:
                         started = True
-                        self._active = backend
+                        reply.backend = backend
                     yield delta
             except LLMUnavailable as e:
                 if _server_fault(e):
@@ -146,7 +184,7 @@ class LLMRouter:
                 continue
             finally:
                 await _aclose(deltas)
-            self._active = backend
+            reply.backend = backend
             self._set(i, ok=True, error=None)
             return
         raise LLMUnavailable(

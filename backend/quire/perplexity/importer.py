@@ -16,8 +16,8 @@ from pathlib import Path
 from quire.config import Settings
 from quire.errors import QuireError
 from quire.ingest.detect import decode_text, detect_kind
+from quire.ingest.intake import Intake, add_file
 from quire.ingest.perplexity_md import parse_perplexity_markdown
-from quire.storage import documents
 from quire.storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -27,9 +27,9 @@ def source_key(slug: str) -> str:
     return f"perplexity:{slug}"
 
 
-def add_thread(settings: Settings, db: Database, path: Path, slug: str | None) -> documents.Intake:
+def add_thread(settings: Settings, db: Database, path: Path, slug: str | None) -> Intake:
     """Hand one export to the library (queues its ingest job unless nothing changed)."""
-    return documents.add_file(
+    return add_file(
         db,
         settings.files_dir,
         path,
@@ -41,7 +41,7 @@ def add_thread(settings: Settings, db: Database, path: Path, slug: str | None) -
 
 @dataclass
 class ImportReport:
-    intakes: list[tuple[Path, documents.Intake]] = field(default_factory=list)
+    intakes: list[tuple[Path, Intake]] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # not a Perplexity export
     failed: list[tuple[Path, str]] = field(default_factory=list)
 

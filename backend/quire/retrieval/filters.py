@@ -9,6 +9,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from quire.retrieval.options import RetrievalOptions
+
 
 @dataclass(frozen=True)
 class Filter:
@@ -16,6 +18,16 @@ class Filter:
 
     document_ids: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, options: RetrievalOptions) -> Filter:
+        """The filter a request's options ask for."""
+        return cls(tuple(options.document_ids), tuple(options.kinds))
+
+    @property
+    def narrows(self) -> bool:
+        """Whether it lets through fewer than all ready documents."""
+        return bool(self.document_ids or self.kinds)
 
     def sql(self, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
         """A WHERE fragment over the chunk and document aliases, with its parameters."""

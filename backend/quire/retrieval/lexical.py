@@ -98,7 +98,7 @@ def bm25(
     (the same ranking and scores, see term_scores.py), else from FTS5 directly."""
     if cache is not None:
         view = cache.sync(conn)  # before any other statement on conn (see watch.py)
-        allowed = flt.allowed_documents(conn) if (flt.document_ids or flt.kinds) else None
+        allowed = flt.allowed_documents(conn) if flt.narrows else None
         return cache.search(
             conn,
             view,
@@ -112,7 +112,7 @@ def bm25(
         return []
     where, params = flt.sql("c", "d")
     args = {"q": expr, "n": limit, "hw": heading_weight, **params}
-    if flt.document_ids or flt.kinds:
+    if flt.narrows:
         # A selective filter: let SQLite join first, or the top of the whole index could all
         # fall outside the filter.
         rows = conn.execute(

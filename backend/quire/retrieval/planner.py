@@ -1,25 +1,20 @@
 """The query plan: strategy, query variations, hard keywords and an optional HyDE passage.
 
-With an LLM the plan comes from it as JSON, validated; junk falls back to the heuristic plan,
-which needs no model: quoted phrases, identifiers, numbers and code-like tokens become hard
-keywords for the exact leg, and wording that asks for breadth selects the exhaustive strategy.
+The heuristic plan needs no model: quoted phrases, identifiers, numbers and code-like tokens
+become hard keywords for the exact leg, and wording that asks for breadth selects the
+exhaustive strategy. An answer with an LLM asks the model for a plan instead
+(synthesis/parse.py ``parse_plan`` validates it, falling back to this one).
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from quire.retrieval.lexical import STOPWORDS
-
-log = logging.getLogger(__name__)
-
-Strategy = Literal["precise", "exhaustive"]
+from quire.retrieval.options import Strategy
 
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]")
 _CODEISH = re.compile(
@@ -74,36 +69,3 @@ def heuristic_plan(query: str) -> Plan:
     ][:12]
     strategy: Strategy = "exhaustive" if _BROAD.search(query) else "precise"
     return Plan(strategy=strategy, queries=[query], hard_keywords=keywords)
-
-
-def plan_from_json(raw: str, query: str) -> Plan | None:
-    """Validate an LLM's plan; None when it is not usable JSON of the right shape."""
-    match = re.search(r"\{.*\}", raw, re.DOTALL)
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(0))
-        plan = Plan.model_validate({**data, "source": "llm"})
-    except (json.JSONDecodeError, ValidationError, TypeError) as exc:
-        log.info("planner: unusable LLM plan (%s); using the heuristic plan", exc)
-        return None
-    # The user's own words are always searched, whatever the model proposed.
-    plan.queries = list(dict.fromkeys([query, *plan.queries]))[:4]
-    heuristic = heuristic_plan(query)
-    plan.hard_keywords = list(dict.fromkeys([*heuristic.hard_keywords, *plan.hard_keywords]))[:12]
-    return plan
-
-
-def make_plan(query: str, llm: Callable[[str], str] | None = None) -> Plan:
-    """The LLM's plan when a model is configured and answers sensibly, else the heuristic one."""
-    if llm is not None:
-        from quire.synthesis.prompts import PLAN_PROMPT
-
-        try:
-            plan = plan_from_json(llm(PLAN_PROMPT.format(query=query)), query)
-        except Exception:  # noqa: BLE001 - a failing model must never fail the search
-            log.warning("planner: the LLM failed; using the heuristic plan", exc_info=True)
-            plan = None
-        if plan is not None:
-            return plan
-    return heuristic_plan(query)

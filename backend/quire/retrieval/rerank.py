@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel, Field
 
 from quire.embed.runs import token_runs
 from quire.errors import ServiceUnavailable
@@ -88,6 +89,18 @@ class CountsTruncation(Protocol):
         ...
 
 
+class RerankReport(BaseModel):
+    """What reranking did to one candidate list, as a search reports it."""
+
+    model: str
+    scored: int
+    skipped: int = Field(description="Candidates over the time budget (kept fusion order).")
+    truncated_tokens: int = Field(description="Passages cut at the token limit.")
+    elapsed_ms: float
+    fallback: bool = Field(description="None passed the score threshold: fusion order kept.")
+    summary: str = Field(description="The same, as one sentence.")
+
+
 @dataclass
 class RerankOutcome:
     """What reranking did to one candidate list (shown to users)."""
@@ -111,6 +124,18 @@ class RerankOutcome:
         if self.fallback:
             parts.append("none passed the score threshold, so fusion order was kept")
         return "; ".join(parts) + f" ({self.elapsed_ms:.0f} ms)"
+
+    def report(self) -> RerankReport:
+        """Everything but the order and the scores (those go on the hits)."""
+        return RerankReport(
+            model=self.model,
+            scored=self.scored,
+            skipped=self.skipped,
+            truncated_tokens=self.truncated_tokens,
+            elapsed_ms=self.elapsed_ms,
+            fallback=self.fallback,
+            summary=self.summary(),
+        )
 
 
 def find_model_file(model_dir: Path) -> Path | None:

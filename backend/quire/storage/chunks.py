@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, text, update
 
-from quire.ingest.types import Chunk, Page
 from quire.storage import vectors
+from quire.storage.db import json_ids
+from quire.storage.records import Chunk, Kind, Page
 from quire.storage.schema import page_chunks, pages
+
+#: What a hit shows of its document's metadata (the rest stays in the library).
+HIT_METADATA = ("url", "slug", "space", "date", "language", "author")
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """A chunk of a ready document, with what a search hit shows of that document."""
+
+    chunk_id: int
+    document_id: int
+    page: int
+    heading_path: str
+    text: str
+    title: str
+    kind: Kind
+    filename: str
+    metadata: dict[str, Any]
 
 
 @dataclass
@@ -108,9 +129,13 @@ def replace(
         vectors.delete(conn, stale)
         conn.execute(delete(page_chunks).where(page_chunks.c.id.in_(stale)))
         stats.deleted = len(stale)
-    for values in to_insert:
-        result = conn.execute(insert(page_chunks).values(**values))
-        stats.inserted_ids.append(int(result.inserted_primary_key[0]))  # type: ignore[index]
+    if to_insert:
+        # One multi-row INSERT … RETURNING per batch, the ids in the order of the rows.
+        rows = conn.execute(
+            insert(page_chunks).returning(page_chunks.c.id, sort_by_parameter_order=True),
+            to_insert,
+        )
+        stats.inserted_ids = [int(r[0]) for r in rows]
     stats.inserted = len(to_insert)
     return stats
 
@@ -167,3 +192,53 @@ def list_pages(conn: Connection, document_id: int) -> list[dict[str, Any]]:
         {"page": r.page, "heading_path": r.heading_path, "chars": r.chars, "source": r.source}
         for r in rows
     ]
+
+
+def texts(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
+    """The text of each chunk id that exists."""
+    rows = conn.execute(
+        text("SELECT id, text FROM page_chunks WHERE id IN (SELECT value FROM json_each(:ids))"),
+        {"ids": json_ids(ids)},
+    ).all()
+    return {int(r[0]): str(r[1]) for r in rows}
+
+
+def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
+    """The chunks among ``ids`` whose document is ready (others were deleted or re-ingested
+    since a search's legs ran), with their documents' titles, kinds and hit metadata."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        text(
+            "SELECT c.id, c.document_id, c.page, c.heading_path, c.text, d.title, "
+            "d.kind, d.filename, d.metadata FROM page_chunks c "
+            # CROSS JOIN keeps the ~50 chunk ids as the outer loop: without table
+            # statistics SQLite would walk every ready document's chunks instead.
+            "CROSS JOIN documents d ON d.id = c.document_id "
+            "WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status = 'ready'"
+        ),
+        {"ids": json_ids(ids)},
+    ).all()
+    out = {}
+    for r in rows:
+        meta = r[8] if isinstance(r[8], dict) else _json_object(r[8])
+        out[int(r[0])] = ChunkView(
+            chunk_id=int(r[0]),
+            document_id=int(r[1]),
+            page=int(r[2]),
+            heading_path=str(r[3]),
+            text=str(r[4]),
+            title=str(r[5] or r[7]),
+            kind=r[6],
+            filename=str(r[7]),
+            metadata={k: meta[k] for k in HIT_METADATA if k in meta},
+        )
+    return out
+
+
+def _json_object(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,27 +1,23 @@
-"""Documents: intake (dedup by sha256, new versions by source key), listing, deletion."""
+"""Documents: their rows (found by content or source key, inserted, re-pointed at a new
+version), status, listing and deletion. Accepting a file is ingest/intake.py's."""
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, func, select, update
+from sqlalchemy import insert as insert_
 
-from quire.errors import EmptyFile, FileTooLarge, NotFound
-from quire.hashing import sha256_file
-from quire.ingest.detect import detect_kind
+from quire.errors import NotFound
 from quire.storage import chunks, jobs
 from quire.storage.db import Database
+from quire.storage.records import Kind
 from quire.storage.schema import documents, ingest_jobs, utcnow
 
 log = logging.getLogger(__name__)
-
-IntakeStatus = Literal["queued", "duplicate", "updated", "requeued"]
 
 EXTENSIONS = {
     "pdf": ".pdf",
@@ -32,140 +28,129 @@ EXTENSIONS = {
 }
 
 
-@dataclass(frozen=True)
-class Intake:
-    """What happened to one submitted file."""
-
-    document_id: int
-    job_id: int | None
-    status: IntakeStatus
-    kind: str
-    filename: str
-    sha256: str
-
-
-def safe_filename(name: str) -> str:
-    """The last path component with control characters removed, at most 255 characters."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    base = "".join(ch for ch in base if ch.isprintable() and ch not in "\x00")
-    base = base.strip().lstrip(".") or "upload"
-    if len(base) > 255:
-        stem, dot, ext = base.rpartition(".")
-        base = (stem[: 250 - len(ext)] + dot + ext) if dot and len(ext) <= 10 else base[:255]
-    return base
-
-
 def stored_path(files_dir: Path, sha256: str, kind: str) -> Path:
     """Content-addressed location of an original file."""
     return files_dir / sha256[:2] / f"{sha256}{EXTENSIONS.get(kind, '')}"
 
 
-def add_file(
-    db: Database,
-    files_dir: Path,
-    src: Path,
-    filename: str,
-    *,
-    max_bytes: int,
-    source_key: str | None = None,
-    move: bool = False,
-) -> Intake:
-    """Accept one file: detect its type, dedup by content, store it, queue its ingest job.
+@dataclass(frozen=True)
+class Stored:
+    """A document's row as intake sees it: its id and status, where its original is."""
 
-    ``source_key`` names a document across versions (a CLI path, a Perplexity slug): a changed
-    file with a known key becomes a new version of that document, and only its changed chunks
-    are embedded again.
-    """
-    size = src.stat().st_size
-    if size == 0:
-        raise EmptyFile(f"{filename}: the file is empty")
-    if size > max_bytes:
-        raise FileTooLarge(
-            f"{filename}: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit"
+    id: int
+    status: str
+    stored_path: str
+
+
+def by_sha256(conn: Connection, sha256: str) -> Stored | None:
+    """The document holding exactly these bytes."""
+    row = conn.execute(
+        select(documents.c.id, documents.c.status, documents.c.stored_path).where(
+            documents.c.sha256 == sha256
         )
-    kind = detect_kind(src)
-    digest = sha256_file(src)
-    filename = safe_filename(filename)
-    target = stored_path(files_dir, digest, kind)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():
-        tmp = target.with_suffix(target.suffix + f".{os.getpid()}.part")
-        if move:
-            shutil.move(str(src), tmp)
-        else:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, target)
-    elif move:
-        src.unlink(missing_ok=True)
+    ).first()
+    return Stored(row.id, row.status, row.stored_path) if row is not None else None
 
+
+def by_source_key(conn: Connection, source_key: str) -> Stored | None:
+    """The document known under this source key (a path, a thread slug)."""
+    row = conn.execute(
+        select(documents.c.id, documents.c.status, documents.c.stored_path).where(
+            documents.c.source_key == source_key
+        )
+    ).first()
+    return Stored(row.id, row.status, row.stored_path) if row is not None else None
+
+
+def insert(
+    conn: Connection,
+    *,
+    kind: Kind,
+    filename: str,
+    sha256: str,
+    byte_size: int,
+    stored: Path,
+    source_key: str | None = None,
+    title: str | None = None,
+) -> int:
+    """A new queued document; IntegrityError if its bytes (or source key) are stored."""
     now = utcnow()
-    old_path: str | None = None
-    try:
-        with db.write() as conn:
-            same = conn.execute(
-                select(documents.c.id, documents.c.status).where(documents.c.sha256 == digest)
-            ).first()
-            if same is not None:
-                if same.status == "failed":
-                    set_status(conn, same.id, "queued")
-                    job_id = jobs.enqueue(conn, same.id)
-                    return Intake(same.id, job_id, "requeued", kind, filename, digest)
-                job = jobs.latest_for_document(conn, same.id)
-                return Intake(same.id, job.id if job else None, "duplicate", kind, filename, digest)
-            prior = None
-            if source_key is not None:
-                prior = conn.execute(
-                    select(documents.c.id, documents.c.stored_path).where(
-                        documents.c.source_key == source_key
-                    )
-                ).first()
-            if prior is not None:
-                old_path = prior.stored_path
-                conn.execute(
-                    update(documents)
-                    .where(documents.c.id == prior.id)
-                    .values(
-                        kind=kind,
-                        filename=filename,
-                        sha256=digest,
-                        byte_size=size,
-                        stored_path=str(target),
-                        status="queued",
-                        error=None,
-                        updated_at=now,
-                    )
-                )
-                job_id = jobs.enqueue(conn, prior.id)
-                return Intake(prior.id, job_id, "updated", kind, filename, digest)
-            result = conn.execute(
-                insert(documents).values(
-                    kind=kind,
-                    title=Path(filename).stem,
-                    filename=filename,
-                    source_key=source_key,
-                    sha256=digest,
-                    byte_size=size,
-                    stored_path=str(target),
-                    status="queued",
-                    created_at=now,
-                    updated_at=now,
-                    meta={},
-                )
-            )
-            doc_id = int(result.inserted_primary_key[0])  # type: ignore[index]
-            job_id = jobs.enqueue(conn, doc_id)
-            return Intake(doc_id, job_id, "queued", kind, filename, digest)
-    except IntegrityError:
-        # Another request stored the same bytes between our check and our insert.
-        with db.read() as conn:
-            doc_id = conn.execute(
-                select(documents.c.id).where(documents.c.sha256 == digest)
-            ).scalar_one()
-            job = jobs.latest_for_document(conn, doc_id)
-        return Intake(doc_id, job.id if job else None, "duplicate", kind, filename, digest)
-    finally:
-        if old_path and old_path != str(target):
-            Path(old_path).unlink(missing_ok=True)
+    result = conn.execute(
+        insert_(documents).values(
+            kind=kind,
+            title=title if title is not None else Path(filename).stem,
+            filename=filename,
+            source_key=source_key,
+            sha256=sha256,
+            byte_size=byte_size,
+            stored_path=str(stored),
+            status="queued",
+            created_at=now,
+            updated_at=now,
+            meta={},
+        )
+    )
+    return int(result.inserted_primary_key[0])  # type: ignore[index]
+
+
+def new_version(
+    conn: Connection,
+    document_id: int,
+    *,
+    kind: Kind,
+    filename: str,
+    sha256: str,
+    byte_size: int,
+    stored: Path,
+) -> None:
+    """Point a document at changed bytes and queue it again."""
+    conn.execute(
+        update(documents)
+        .where(documents.c.id == document_id)
+        .values(
+            kind=kind,
+            filename=filename,
+            sha256=sha256,
+            byte_size=byte_size,
+            stored_path=str(stored),
+            status="queued",
+            error=None,
+            updated_at=utcnow(),
+        )
+    )
+
+
+def record_extraction(
+    conn: Connection,
+    document_id: int,
+    *,
+    kind: Kind,
+    page_count: int,
+    chunk_count: int,
+    metadata: dict[str, Any],
+    title: str | None = None,
+    author: str | None = None,
+) -> None:
+    """What reading a document found: its kind, sizes, metadata, and title/author if known."""
+    values: dict[str, Any] = {
+        "kind": kind,
+        "page_count": page_count,
+        "chunk_count": chunk_count,
+        "meta": metadata,
+        "updated_at": utcnow(),
+    }
+    if title:
+        values["title"] = title
+    if author:
+        values["author"] = author
+    conn.execute(update(documents).where(documents.c.id == document_id).values(**values))
+
+
+def not_ready(conn: Connection) -> set[int]:
+    """Ids of the documents a search must not show (queued, processing or failed)."""
+    return {
+        int(r[0]) for r in conn.exec_driver_sql("SELECT id FROM documents WHERE status != 'ready'")
+    }
 
 
 def set_status(conn: Connection, document_id: int, status: str, error: str | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import get_args
 
 from sqlalchemy import (
     JSON,
@@ -19,6 +20,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from quire.storage.records import KINDS, DocumentStatus, JobStatus
+
 metadata = MetaData()
 
 
@@ -27,8 +30,10 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-DOC_STATUSES = ("queued", "processing", "ready", "failed")
-JOB_STATUSES = ("queued", "running", "done", "failed")
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    """A CHECK clause for a column holding one of a Literal's values."""
+    return f"{column} IN ({','.join(repr(v) for v in values)})"
+
 
 documents = Table(
     "documents",
@@ -49,12 +54,8 @@ documents = Table(
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
     Column("metadata", JSON, key="meta", nullable=False, server_default="{}"),
-    CheckConstraint(
-        "kind IN ('pdf','epub','perplexity','markdown','text')", name="ck_documents_kind"
-    ),
-    CheckConstraint(
-        "status IN ('queued','processing','ready','failed')", name="ck_documents_status"
-    ),
+    CheckConstraint(_one_of("kind", KINDS), name="ck_documents_kind"),
+    CheckConstraint(_one_of("status", get_args(DocumentStatus)), name="ck_documents_status"),
     sqlite_autoincrement=True,
 )
 Index("ix_documents_status", documents.c.status)
@@ -112,7 +113,7 @@ ingest_jobs = Table(
     Column("finished_at", DateTime),
     Column("detail", JSON, nullable=False, server_default="{}"),
     CheckConstraint("kind IN ('ingest','reembed')", name="ck_ingest_jobs_kind"),
-    CheckConstraint("status IN ('queued','running','done','failed')", name="ck_ingest_jobs_status"),
+    CheckConstraint(_one_of("status", get_args(JobStatus)), name="ck_ingest_jobs_status"),
     sqlite_autoincrement=True,
 )
 Index("ix_ingest_jobs_status", ingest_jobs.c.status, ingest_jobs.c.id)

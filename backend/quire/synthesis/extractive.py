@@ -19,7 +19,8 @@ import numpy as np
 
 from quire.embed.base import Embedder
 from quire.retrieval import lexical
-from quire.retrieval.search import Hit, highlight_patterns
+from quire.retrieval.highlight import highlight_patterns
+from quire.retrieval.search import Hit
 
 # A boundary: . ! ? (optionally closing quotes/brackets) then space and an upper-case letter,
 # digit or opening quote — but not after common abbreviations or single initials.

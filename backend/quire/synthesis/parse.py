@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from quire.retrieval.planner import Plan, heuristic_plan
+
 log = logging.getLogger(__name__)
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -38,6 +40,24 @@ def loads_lenient(raw: str) -> Any:
                 continue
             return value
     return None
+
+
+def parse_plan(raw: str, query: str) -> Plan | None:
+    """Validate an LLM's plan; None when it is not usable JSON of the right shape."""
+    match = re.search(r"\{.*\}", raw, re.DOTALL)
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(0))
+        plan = Plan.model_validate({**data, "source": "llm"})
+    except (json.JSONDecodeError, ValidationError, TypeError) as exc:
+        log.info("planner: unusable LLM plan (%s); using the heuristic plan", exc)
+        return None
+    # The user's own words are always searched, whatever the model proposed.
+    plan.queries = list(dict.fromkeys([query, *plan.queries]))[:4]
+    heuristic = heuristic_plan(query)
+    plan.hard_keywords = list(dict.fromkeys([*heuristic.hard_keywords, *plan.hard_keywords]))[:12]
+    return plan
 
 
 def _coerce_int(v: object) -> int:

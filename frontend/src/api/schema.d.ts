@@ -383,8 +383,45 @@ export interface components {
              */
             source_key?: string | null;
         };
-        /** ChatIn */
+        /**
+         * ChatEvent
+         * @description Any event, told apart by its ``event`` name: the stream's schema, and its parser
+         *     (``ChatEvent.model_validate_json(data).root``).
+         */
+        ChatEvent: components["schemas"]["StartEvent"] | components["schemas"]["PlanEvent"] | components["schemas"]["RetrievalEvent"] | components["schemas"]["StageEvent"] | components["schemas"]["SourcesEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["VerifyEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+        /**
+         * ChatIn
+         * @description A question, and the retrieval options it is answered with.
+         */
         ChatIn: {
+            /**
+             * Strategy
+             * @description Candidate pool 50 (precise) or 80 (exhaustive); default: planned.
+             */
+            strategy?: ("precise" | "exhaustive") | null;
+            /**
+             * Hyde Mode
+             * @description When a hypothetical passage joins the dense leg (QUIRE_HYDE_MODE).
+             */
+            hyde_mode?: ("off" | "fusion" | "supplement") | null;
+            /**
+             * Document Ids
+             * @description Only these documents (default: all).
+             * @default []
+             */
+            document_ids: number[];
+            /**
+             * Kinds
+             * @description Only these kinds (default: all).
+             * @default []
+             */
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
+            /**
+             * Rerank
+             * @description Rerank with the cross-encoder if installed.
+             * @default true
+             */
+            rerank: boolean;
             /**
              * Message
              * @description The question.
@@ -395,19 +432,6 @@ export interface components {
              * @description Continue this conversation.
              */
             conversation_id?: number | null;
-            /** Strategy */
-            strategy?: ("precise" | "exhaustive") | null;
-            /** Hyde Mode */
-            hyde_mode?: ("off" | "fusion" | "supplement") | null;
-            /** Document Ids */
-            document_ids?: number[];
-            /** Kinds */
-            kinds?: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
-            /**
-             * Rerank
-             * @default true
-             */
-            rerank: boolean;
             /**
              * Llm
              * @description False: answer extractively (no LLM).
@@ -574,6 +598,53 @@ export interface components {
             };
             job?: components["schemas"]["JobBrief"] | null;
         };
+        /** DoneEvent */
+        DoneEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "done";
+            /**
+             * Message Id
+             * @description The stored answer (None when not stored).
+             */
+            message_id: number | null;
+            /** Conversation Id */
+            conversation_id: number | null;
+            /**
+             * Answer
+             * @description The whole answer, invented citation numbers removed.
+             */
+            answer: string;
+            /**
+             * Citations
+             * @description The source numbers the answer cites.
+             */
+            citations: number[];
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "llm" | "extractive";
+            /**
+             * Model
+             * @description The backend that answered (None: extractive).
+             */
+            model: string | null;
+            /** Notices */
+            notices: string[];
+            /** Timings Ms */
+            timings_ms: {
+                [key: string]: number;
+            };
+            /**
+             * Status
+             * @default complete
+             * @constant
+             */
+            status: "complete";
+        };
         /** EmbedderStatus */
         EmbedderStatus: {
             /**
@@ -587,7 +658,10 @@ export interface components {
              */
             dim: number | null;
         };
-        /** ErrorBody */
+        /**
+         * ErrorBody
+         * @description What a client is told about an error.
+         */
         ErrorBody: {
             /** Status */
             status: number;
@@ -597,6 +671,23 @@ export interface components {
             message: string;
             /** Detail */
             detail?: unknown;
+        };
+        /**
+         * ErrorEvent
+         * @description The answer failed; the partial answer, if any, is stored as ``interrupted``.
+         */
+        ErrorEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "error";
+            /** @description The same object as an HTTP error's `error`. */
+            error: components["schemas"]["ErrorBody"];
+            /** Retryable */
+            retryable: boolean;
+            /** Message Id */
+            message_id: number | null;
         };
         /** ErrorOut */
         ErrorOut: {
@@ -824,20 +915,15 @@ export interface components {
             content: string;
             /**
              * Sources
-             * @description The numbered sources, see the docs.
+             * @description The numbered sources the answer may cite.
              */
-            sources: {
-                [key: string]: unknown;
-            }[];
+            sources: components["schemas"]["Source"][];
             /**
              * Citations
              * @description The source numbers the answer cites.
              */
             citations: number[];
-            /** Plan */
-            plan: {
-                [key: string]: unknown;
-            } | null;
+            plan: components["schemas"]["Plan"] | null;
             /** Timings Ms */
             timings_ms: {
                 [key: string]: number;
@@ -851,10 +937,7 @@ export interface components {
              * @enum {string}
              */
             status: "complete" | "interrupted" | "error";
-            /** Verify */
-            verify: {
-                [key: string]: unknown;
-            } | null;
+            verify: components["schemas"]["VerifyEvent"] | null;
             /** Notices */
             notices: string[];
             /**
@@ -936,18 +1019,87 @@ export interface components {
             /** Base Url */
             base_url: string;
         };
-        /** PlanOut */
-        PlanOut: {
-            /** Strategy */
-            strategy: string;
+        /**
+         * Plan
+         * @description What to search for, and how widely.
+         */
+        Plan: {
+            /**
+             * Strategy
+             * @default precise
+             * @enum {string}
+             */
+            strategy: "precise" | "exhaustive";
+            /** Queries */
+            queries?: string[];
+            /** Hard Keywords */
+            hard_keywords?: string[];
+            /** Hyde Passage */
+            hyde_passage?: string | null;
+            /**
+             * Source
+             * @default heuristic
+             * @enum {string}
+             */
+            source: "heuristic" | "llm";
+        };
+        /** PlanEvent */
+        PlanEvent: {
+            /**
+             * Strategy
+             * @default precise
+             * @enum {string}
+             */
+            strategy: "precise" | "exhaustive";
             /** Queries */
             queries: string[];
             /** Hard Keywords */
             hard_keywords: string[];
             /** Hyde Passage */
             hyde_passage: string | null;
-            /** Source */
-            source: string;
+            /**
+             * Source
+             * @default heuristic
+             * @enum {string}
+             */
+            source: "heuristic" | "llm";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "plan";
+        };
+        /**
+         * RerankReport
+         * @description What reranking did to one candidate list, as a search reports it.
+         */
+        RerankReport: {
+            /** Model */
+            model: string;
+            /** Scored */
+            scored: number;
+            /**
+             * Skipped
+             * @description Candidates over the time budget (kept fusion order).
+             */
+            skipped: number;
+            /**
+             * Truncated Tokens
+             * @description Passages cut at the token limit.
+             */
+            truncated_tokens: number;
+            /** Elapsed Ms */
+            elapsed_ms: number;
+            /**
+             * Fallback
+             * @description None passed the score threshold: fusion order kept.
+             */
+            fallback: boolean;
+            /**
+             * Summary
+             * @description The same, as one sentence.
+             */
+            summary: string;
         };
         /** RerankerStatus */
         RerankerStatus: {
@@ -960,6 +1112,48 @@ export interface components {
             loaded: boolean;
             /** Error */
             error?: string | null;
+        };
+        /** RetrievalEvent */
+        RetrievalEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "retrieval";
+            /**
+             * Counts
+             * @description Hits per leg, and `fused`.
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Timings Ms
+             * @description Milliseconds per search stage.
+             */
+            timings_ms: {
+                [key: string]: number;
+            };
+            /** Notices */
+            notices: string[];
+            /** Hyde Used */
+            hyde_used: boolean;
+            rerank: components["schemas"]["RerankReport"] | null;
+            /**
+             * Candidates
+             * @description Passages that go on to the answer.
+             */
+            candidates: number;
+            /**
+             * Strategy
+             * @enum {string}
+             */
+            strategy: "precise" | "exhaustive";
+            /**
+             * Round
+             * @description 1, or 2 for the round the verification asked for.
+             */
+            round: number;
         };
         /** RunOut */
         RunOut: {
@@ -986,26 +1180,42 @@ export interface components {
             /** Requests */
             requests: number;
         };
-        /** SearchRequest */
+        /**
+         * SearchRequest
+         * @description What to look for, and the search options.
+         */
         SearchRequest: {
-            /**
-             * Query
-             * @description What to look for.
-             */
-            query: string;
             /**
              * Strategy
              * @description Candidate pool 50 (precise) or 80 (exhaustive); default: planned.
              */
             strategy?: ("precise" | "exhaustive") | null;
-            /** Hyde Mode */
+            /**
+             * Hyde Mode
+             * @description When a hypothetical passage joins the dense leg (QUIRE_HYDE_MODE).
+             */
             hyde_mode?: ("off" | "fusion" | "supplement") | null;
-            /** Document Ids */
-            document_ids?: number[];
-            /** Kinds */
-            kinds?: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
+            /**
+             * Document Ids
+             * @description Only these documents (default: all).
+             * @default []
+             */
+            document_ids: number[];
+            /**
+             * Kinds
+             * @description Only these kinds (default: all).
+             * @default []
+             */
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
+            /**
+             * Rerank
+             * @description Rerank with the cross-encoder if installed.
+             * @default true
+             */
+            rerank: boolean;
             /**
              * Legs
+             * @description Legs to run.
              * @default [
              *       "bm25",
              *       "dense",
@@ -1014,11 +1224,9 @@ export interface components {
              */
             legs: ("bm25" | "dense" | "exact")[];
             /**
-             * Rerank
-             * @default true
+             * Limit
+             * @description Hits to return (default: by strategy).
              */
-            rerank: boolean;
-            /** Limit */
             limit?: number | null;
             /**
              * Context
@@ -1026,14 +1234,22 @@ export interface components {
              * @default false
              */
             context: boolean;
+            /**
+             * Query
+             * @description What to look for.
+             */
+            query: string;
         };
         /** SearchResponse */
         SearchResponse: {
             /** Query */
             query: string;
-            /** Strategy */
-            strategy: string;
-            plan: components["schemas"]["PlanOut"];
+            /**
+             * Strategy
+             * @enum {string}
+             */
+            strategy: "precise" | "exhaustive";
+            plan: components["schemas"]["Plan"];
             /** Hits */
             hits: components["schemas"]["HitOut"][];
             /** Counts */
@@ -1048,12 +1264,139 @@ export interface components {
             cpu_ms: number;
             /** Notices */
             notices: string[];
-            /** Rerank */
-            rerank: {
-                [key: string]: unknown;
-            } | null;
+            rerank: components["schemas"]["RerankReport"] | null;
             /** Hyde Used */
             hyde_used: boolean;
+        };
+        /**
+         * Source
+         * @description A numbered source the answer may cite: ``[n]`` in the answer is ``sources[n-1]``.
+         */
+        Source: {
+            /**
+             * N
+             * @description The number the answer cites it by.
+             */
+            n: number;
+            /** Chunk Id */
+            chunk_id: number;
+            /** Document Id */
+            document_id: number;
+            /** Title */
+            title: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text";
+            /** Filename */
+            filename: string;
+            /**
+             * Page
+             * @description 1-based page (PDF), section (EPUB) or turn (Perplexity).
+             */
+            page: number;
+            /** Heading Path */
+            heading_path: string;
+            /**
+             * Passage
+             * @description The chunk's text.
+             */
+            passage: string;
+            /**
+             * Highlights
+             * @description [start, end) query matches in passage.
+             */
+            highlights: [
+                number,
+                number
+            ][];
+            /**
+             * Quote
+             * @description The fact (LLM) or quoted sentence (extractive) it supports.
+             */
+            quote: string;
+            /**
+             * Score
+             * @description The rerank logit, else the fused score.
+             */
+            score: number | null;
+            /**
+             * Origin Url
+             * @description The original's own address on the web (a Perplexity thread).
+             */
+            origin_url?: string | null;
+            /**
+             * Url
+             * @description The original at this page (set by the API).
+             */
+            url?: string | null;
+            /**
+             * View
+             * @description The page's text (set by the API).
+             */
+            view?: string | null;
+        };
+        /**
+         * SourcesEvent
+         * @description The sources the answer may cite (sent again, extended, after a second round).
+         */
+        SourcesEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "sources";
+            /** Sources */
+            sources: components["schemas"]["Source"][];
+        };
+        /** StageEvent */
+        StageEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "stage";
+            /**
+             * Stage
+             * @enum {string}
+             */
+            stage: "map" | "filter" | "answer" | "verify";
+            /** Done */
+            done: number;
+            /** Total */
+            total: number;
+        };
+        /** StartEvent */
+        StartEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "start";
+            /** Conversation Id */
+            conversation_id: number | null;
+            /** User Message Id */
+            user_message_id: number | null;
+            /** Question */
+            question: string;
+            /**
+             * Standalone Question
+             * @description The question as searched (follow-ups rewritten).
+             */
+            standalone_question: string;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "llm" | "extractive";
+            /**
+             * Model
+             * @description The backend expected to answer, e.g. ollama:llama3.2.
+             */
+            model: string | null;
+            /** Notices */
+            notices: string[];
         };
         /** SyncIn */
         SyncIn: {
@@ -1081,6 +1424,19 @@ export interface components {
              * @description Gone from Perplexity; kept in the library.
              */
             deleted_upstream: number;
+        };
+        /** TokenEvent */
+        TokenEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "token";
+            /**
+             * Text
+             * @description The next piece of the answer (markdown).
+             */
+            text: string;
         };
         /** UploadError */
         UploadError: {
@@ -1136,6 +1492,23 @@ export interface components {
             state: string | null;
             /** Count */
             count: number;
+        };
+        /** VerifyEvent */
+        VerifyEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "verify";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "missed-info";
+            /** Suggestion */
+            suggestion: string | null;
+            /** Round */
+            round: number;
         };
     };
     responses: never;
@@ -1627,17 +2000,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description `progress`, then `done` or `failed` events. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["JobOut"];
                 };
             };
-            /** @description Not Found */
+            /** @description No such job */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1721,13 +2093,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful Response */
+            /** @description The answer's events, one model each. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["ChatEvent"];
                 };
             };
             /** @description Empty or too long message */

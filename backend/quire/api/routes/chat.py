@@ -1,65 +1,52 @@
 """Chat: a streamed, cited answer (SSE), conversations, feedback, and the LLM's status.
 
-The event stream is documented in docs/chat-api.md. Bad input (empty or huge message, unknown
-conversation or document) is refused with the usual JSON error before the stream starts.
+The event stream is the models of synthesis/events.py (docs/chat-api.md). Bad input (empty or
+huge message, unknown conversation or document) is refused with the usual JSON error before
+the stream starts.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable
-from typing import Annotated, Any, Literal
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Request, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi import APIRouter, Depends, Response
+from fastapi.sse import ServerSentEvent
 from pydantic import BaseModel, Field
 
-from quire.api.deps import DbDep
-from quire.api.schemas import ErrorOut, Id, IdPath, UtcDateTime
+from quire.api.deps import DbDep, EngineDep
+from quire.api.links import linked, linked_event
+from quire.api.schemas import IdPath, UtcDateTime, error_responses, stream_error_responses
+from quire.api.sse import EventStream
+from quire.retrieval.options import RetrievalOptions
+from quire.retrieval.planner import Plan
 from quire.storage import conversations
-from quire.synthesis.pipeline import MAX_MESSAGE_CHARS, ChatEngine, ChatRequest, Prepared
+from quire.storage.records import Id
+from quire.synthesis.answer import ChatRequest, Prepared
+from quire.synthesis.engine import MAX_MESSAGE_CHARS
+from quire.synthesis.events import AnswerMode, ChatEvent, Source, SourcesEvent, VerifyEvent
 
 router = APIRouter(prefix="/api", tags=["chat"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut},
-    404: {"model": ErrorOut},
-    422: {"model": ErrorOut},
-}
-# The stream's own errors come before it starts, as JSON: with a "model", FastAPI would list
-# them under the route's media type, text/event-stream.
-_JSON_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
-STREAM_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"description": description, "content": _JSON_ERROR}
-    for status, description in (
-        (400, "Empty or too long message"),
-        (404, "Unknown conversation or document"),
-        (422, "Malformed request"),
-    )
-}
+ERRORS = error_responses(400, 404, 422)
+STREAM_ERRORS = stream_error_responses(
+    {
+        400: "Empty or too long message",
+        404: "Unknown conversation or document",
+        422: "Malformed request",
+    }
+)
 
 
-def get_engine(request: Request) -> ChatEngine:
-    engine: ChatEngine = request.state.engine
-    return engine
+class ChatIn(RetrievalOptions):
+    """A question, and the retrieval options it is answered with."""
 
-
-EngineDep = Annotated[ChatEngine, Depends(get_engine)]
-
-
-class ChatIn(BaseModel):
     # The length limit is checked by the engine (a clear 400 naming the limit); this bound
     # only stops absurd bodies early.
     message: str = Field(
         min_length=1, max_length=4 * MAX_MESSAGE_CHARS, description="The question."
     )
     conversation_id: Id | None = Field(default=None, description="Continue this conversation.")
-    strategy: Literal["precise", "exhaustive"] | None = None
-    hyde_mode: Literal["off", "fusion", "supplement"] | None = None
-    document_ids: list[Id] = Field(default_factory=list, max_length=1000)
-    kinds: list[Literal["pdf", "epub", "perplexity", "markdown", "text"]] = Field(
-        default_factory=list
-    )
-    rerank: bool = True
     llm: bool = Field(default=True, description="False: answer extractively (no LLM).")
 
 
@@ -68,24 +55,33 @@ async def prepare_chat(body: ChatIn, engine: EngineDep) -> Prepared:
     request = ChatRequest(
         message=body.message,
         conversation_id=body.conversation_id,
-        strategy=body.strategy,
-        hyde_mode=body.hyde_mode,
-        document_ids=tuple(body.document_ids),
-        kinds=tuple(body.kinds),
-        rerank=body.rerank,
+        options=body.retrieval(),
         use_llm=body.llm,
     )
     return await asyncio.to_thread(engine.prepare, request)
 
 
-@router.post("/chat", response_class=EventSourceResponse, responses=STREAM_ERRORS)
+@router.post(
+    "/chat",
+    response_class=EventStream,
+    responses={
+        200: {"model": ChatEvent, "description": "The answer's events, one model each."},
+        **STREAM_ERRORS,
+    },
+)
 async def chat(
     prepared: Annotated[Prepared, Depends(prepare_chat)], engine: EngineDep
-) -> AsyncIterable[ServerSentEvent]:
+) -> EventStream:
     """Answer a question: events `start`, `plan`, `retrieval`, `stage`, `sources`, `token`,
     `verify`, then `done` or `error` (see docs/chat-api.md)."""
-    async for name, data in engine.stream(prepared):
-        yield ServerSentEvent(event=name, data=data)
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        async for event in engine.stream(prepared):
+            if isinstance(event, SourcesEvent):
+                event = linked_event(event)
+            yield ServerSentEvent(event=event.event, data=event)
+
+    return EventStream(events())
 
 
 class ConversationBrief(BaseModel):
@@ -109,14 +105,14 @@ class MessageOut(BaseModel):
     id: int
     role: Literal["user", "assistant", "system"]
     content: str
-    sources: list[dict[str, Any]] = Field(description="The numbered sources, see the docs.")
+    sources: list[Source] = Field(description="The numbered sources the answer may cite.")
     citations: list[int] = Field(description="The source numbers the answer cites.")
-    plan: dict[str, Any] | None
+    plan: Plan | None
     timings_ms: dict[str, float] | None
-    mode: Literal["llm", "extractive"] | None
+    mode: AnswerMode | None
     model: str | None
     status: Literal["complete", "interrupted", "error"]
-    verify: dict[str, Any] | None
+    verify: VerifyEvent | None
     notices: list[str]
     created_at: UtcDateTime
     feedback: FeedbackOut | None
@@ -152,7 +148,10 @@ def list_conversations(db: DbDep) -> ConversationList:
 @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=ERRORS)
 def get_conversation(conversation_id: IdPath, db: DbDep) -> ConversationOut:
     with db.read() as conn:
-        return ConversationOut.model_validate(conversations.get(conn, conversation_id))
+        out = ConversationOut.model_validate(conversations.get(conn, conversation_id))
+    for message in out.messages:
+        message.sources = [linked(s) for s in message.sources]
+    return out
 
 
 @router.delete("/conversations/{conversation_id}", status_code=204, responses=ERRORS)
@@ -186,7 +185,7 @@ class LLMBackendOut(BaseModel):
 
 
 class LLMStatus(BaseModel):
-    mode: Literal["llm", "extractive"]
+    mode: AnswerMode
     backends: list[LLMBackendOut]
 
 

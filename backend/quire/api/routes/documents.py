@@ -28,6 +28,7 @@ from quire.api.schemas import (
     UploadResult,
 )
 from quire.errors import FileTooLarge, NotFound, QuireError
+from quire.ingest.intake import add_file, safe_filename
 from quire.storage import chunks, documents, jobs
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ async def upload_documents(
             path = await _spool(upload, tmp_dir, settings.max_upload_bytes)
             try:
                 intake = await asyncio.to_thread(
-                    documents.add_file,
+                    add_file,
                     db,
                     settings.files_dir,
                     path,
@@ -112,7 +113,7 @@ async def upload_documents(
             errors.append(exc)
             results.append(
                 UploadResult(
-                    filename=documents.safe_filename(name),
+                    filename=safe_filename(name),
                     status="rejected",
                     error=UploadError(status=exc.status_code, code=exc.code, message=exc.message),
                 )

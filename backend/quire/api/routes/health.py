@@ -8,6 +8,8 @@ from quire import __version__
 from quire.api.deps import DbDep, SettingsDep
 from quire.api.schemas import EmbedderStatus, HealthOut, RerankerStatus, VectorStatus
 from quire.retrieval.rerank import resolve_model_dir
+from quire.retrieval.search import Searcher
+from quire.runtime import Runtime
 from quire.storage import vectors
 
 router = APIRouter(prefix="/api", tags=["health"])
@@ -41,8 +43,13 @@ def health(db: DbDep, settings: SettingsDep, request: Request) -> HealthOut:
     )
 
 
+def _searcher(request: Request) -> Searcher | None:
+    runtime: Runtime | None = getattr(request.state, "runtime", None)
+    return runtime.searcher if runtime is not None else None
+
+
 def _embedder(request: Request, dim: int | None) -> EmbedderStatus | None:
-    searcher = getattr(request.state, "searcher", None)
+    searcher = _searcher(request)
     if searcher is None or searcher.embedder is None:
         return None
     # The name only: an Ollama embedder learns its size with a request, not worth a health check.
@@ -50,7 +57,7 @@ def _embedder(request: Request, dim: int | None) -> EmbedderStatus | None:
 
 
 def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
-    searcher = getattr(request.state, "searcher", None)
+    searcher = _searcher(request)
     loaded = searcher is not None and searcher.reranker is not None
     model = str(resolve_model_dir(settings))
     error = None if loaded else "not installed: results keep fusion order (see README: Reranker)"

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
+from fastapi.sse import ServerSentEvent
 
 from quire.api.deps import DbDep
-from quire.api.schemas import ErrorOut, IdPath, JobOut
+from quire.api.schemas import ErrorOut, IdPath, JobOut, stream_error_responses
+from quire.api.sse import EventStream
 from quire.errors import NotFound
 from quire.storage import jobs
 from quire.storage.db import Database
@@ -35,30 +35,29 @@ def get_job(job_id: IdPath, db: DbDep) -> JobOut:
 
 @router.get(
     "/{job_id}/events",
-    responses={200: {"content": {"text/event-stream": {}}}, 404: {"model": ErrorOut}},
+    response_class=EventStream,
+    responses={
+        200: {"model": JobOut, "description": "`progress`, then `done` or `failed` events."},
+        **stream_error_responses({404: "No such job"}),
+    },
 )
-async def job_events(job_id: IdPath, db: DbDep, request: Request) -> StreamingResponse:
+async def job_events(job_id: IdPath, db: DbDep, request: Request) -> EventStream:
     """``progress`` events whenever the job row changes, then one ``done`` or ``failed``."""
     first = await asyncio.to_thread(_job, db, job_id)
 
-    async def stream() -> AsyncIterator[str]:
-        job, last = first, ""
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        job, last = first, None
         loop = asyncio.get_running_loop()
         end = loop.time() + MAX_STREAM_S
         while loop.time() < end and not await request.is_disconnected():
-            data = job.model_dump_json()
-            if data != last:
-                last = data
+            if job != last:
+                last = job
                 if job.status in ("done", "failed"):
-                    yield f"event: {job.status}\ndata: {data}\n\n"
+                    yield ServerSentEvent(event=job.status, data=job)
                     return
-                yield f"event: progress\ndata: {data}\n\n"
+                yield ServerSentEvent(event="progress", data=job)
             await asyncio.sleep(POLL_S)
             job = await asyncio.to_thread(_job, db, job_id)
-        yield f"event: timeout\ndata: {json.dumps({'id': job_id})}\n\n"
+        yield ServerSentEvent(event="timeout", data={"id": job_id})
 
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    return EventStream(stream())

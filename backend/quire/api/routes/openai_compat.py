@@ -17,12 +17,18 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
+from fastapi.sse import ServerSentEvent
 from pydantic import BaseModel, Field
 
-from quire.api.routes.chat import ERRORS, EngineDep
-from quire.errors import InputError, NotFound
-from quire.synthesis.pipeline import ChatRequest
+from quire.api.deps import EngineDep
+from quire.api.links import linked
+from quire.api.schemas import error_responses
+from quire.api.sse import EventStream
+from quire.errors import ErrorBody, InputError, NotFound
+from quire.synthesis.answer import ChatRequest, Prepared
+from quire.synthesis.engine import ChatEngine
+from quire.synthesis.events import DoneEvent, ErrorEvent, Source, SourcesEvent, TokenEvent
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 MODELS = {
@@ -71,17 +77,22 @@ def _request(body: CompletionRequest) -> ChatRequest:
     )
 
 
-def sources_text(sources: list[dict[str, Any]], cited: list[int]) -> str:
+def sources_text(sources: list[Source], cited: list[int]) -> str:
     """The "Sources" list after the answer: the cited ones (all when none is cited)."""
     if not sources:
         return ""
-    wanted = [s for s in sources if s["n"] in cited] or sources
+    wanted = [s for s in sources if s.n in cited] or sources
     lines = []
-    for s in wanted:
-        where = f"{_KIND_LABEL.get(s['kind'], 'p.')} {s['page']}"
-        heading = f", {s['heading_path']}" if s.get("heading_path") else ""
-        lines.append(f"[{s['n']}] {s['title']}, {where}{heading} — {s['url']}")
+    for s in map(linked, wanted):
+        where = f"{_KIND_LABEL.get(s.kind, 'p.')} {s.page}"
+        heading = f", {s.heading_path}" if s.heading_path else ""
+        lines.append(f"[{s.n}] {s.title}, {where}{heading} — {s.url}")
     return "\n\nSources:\n" + "\n".join(lines)
+
+
+def _openai_error(error: ErrorBody) -> dict[str, Any]:
+    """Our error with OpenAI's ``type`` beside its ``code`` (OpenAI clients read both)."""
+    return {"error": {**error.model_dump(mode="json"), "type": error.code}}
 
 
 @router.get("/models")
@@ -95,61 +106,25 @@ def list_models() -> dict[str, Any]:
     }
 
 
-@router.post("/chat/completions", responses=ERRORS)
+@router.post("/chat/completions", responses=error_responses(400, 404, 422))
 async def chat_completions(body: CompletionRequest, engine: EngineDep) -> Any:
     """A chat completion; `stream: true` gives `chat.completion.chunk` events and `[DONE]`."""
     prepared = await asyncio.to_thread(engine.prepare, _request(body))
     completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     created = int(time.time())
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        data = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": body.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
-
     if body.stream:
-
-        async def events() -> AsyncIterator[str]:
-            yield chunk({"role": "assistant", "content": ""})
-            sources: list[dict[str, Any]] = []
-            async for name, data in engine.stream(prepared):
-                if name == "token":
-                    yield chunk({"content": data["text"]})
-                elif name == "sources":
-                    sources = data["sources"]
-                elif name == "done":
-                    tail = sources_text(sources, data["citations"])
-                    if tail:
-                        yield chunk({"content": tail})
-                    yield chunk({}, "stop")
-                elif name == "error":
-                    err = {"message": data["message"], "type": data["code"], "code": data["code"]}
-                    yield f"data: {json.dumps({'error': err})}\n\n"
-            yield "data: [DONE]\n\n"
-
-        return StreamingResponse(
-            events(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return EventStream(_chunks(engine, prepared, body.model, completion_id, created))
 
     answer, sources, cited, failure = "", [], [], None
-    async for name, data in engine.stream(prepared):
-        if name == "sources":
-            sources = data["sources"]
-        elif name == "done":
-            answer, cited = data["answer"], data["citations"]
-        elif name == "error":
-            failure = data
+    async for event in engine.stream(prepared):
+        if isinstance(event, SourcesEvent):
+            sources = event.sources
+        elif isinstance(event, DoneEvent):
+            answer, cited = event.answer, event.citations
+        elif isinstance(event, ErrorEvent):
+            failure = event.error
     if failure is not None:
-        return JSONResponse(
-            {"error": {**failure, "type": failure["code"]}}, status_code=failure["status"]
-        )
+        return JSONResponse(_openai_error(failure), status_code=failure.status)
     return {
         "id": completion_id,
         "object": "chat.completion",
@@ -163,5 +138,37 @@ async def chat_completions(body: CompletionRequest, engine: EngineDep) -> Any:
             }
         ],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        "sources": sources,
+        "sources": [linked(s).model_dump(mode="json") for s in sources],
     }
+
+
+async def _chunks(
+    engine: ChatEngine, prepared: Prepared, model: str, completion_id: str, created: int
+) -> AsyncIterator[ServerSentEvent]:
+    """The answer as OpenAI's ``chat.completion.chunk`` events, then ``[DONE]``."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> ServerSentEvent:
+        data = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return ServerSentEvent(raw_data=json.dumps(data, ensure_ascii=False))
+
+    yield chunk({"role": "assistant", "content": ""})
+    sources: list[Source] = []
+    async for event in engine.stream(prepared):
+        if isinstance(event, TokenEvent):
+            yield chunk({"content": event.text})
+        elif isinstance(event, SourcesEvent):
+            sources = event.sources
+        elif isinstance(event, DoneEvent):
+            tail = sources_text(sources, event.citations)
+            if tail:
+                yield chunk({"content": tail})
+            yield chunk({}, "stop")
+        elif isinstance(event, ErrorEvent):
+            yield ServerSentEvent(raw_data=json.dumps(_openai_error(event.error)))
+    yield ServerSentEvent(raw_data="[DONE]")

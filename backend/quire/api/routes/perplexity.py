@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from quire.api.deps import SettingsDep
+from quire.api.deps import SettingsDep, SyncRunnerDep
 from quire.api.schemas import ErrorOut
 from quire.config import Settings
 from quire.perplexity import browser
 from quire.perplexity.checkpoint import auth_path
-from quire.perplexity.runner import SyncRunner
 from quire.perplexity.status import record_login, status_report, sync_running
 
 router = APIRouter(prefix="/api/perplexity", tags=["perplexity"])
-
-
-def get_runner(request: Request) -> SyncRunner:
-    runner: SyncRunner = request.state.perplexity
-    return runner
-
-
-RunnerDep = Annotated[SyncRunner, Depends(get_runner)]
 
 
 class SyncIn(BaseModel):
@@ -108,7 +98,7 @@ def _verify(settings: Settings) -> None:
     responses={409: {"model": ErrorOut}},
 )
 async def start_sync(
-    runner: RunnerDep, settings: SettingsDep, body: SyncIn | None = None
+    runner: SyncRunnerDep, settings: SettingsDep, body: SyncIn | None = None
 ) -> PerplexityStatusOut:
     """Start a sync in the background (409 if one is running or there is no saved login)."""
     runner.start((body or SyncIn()).limit)

@@ -3,42 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from quire.api.schemas import ErrorOut, Id
-from quire.retrieval.search import Searcher, SearchOptions
+from quire.api.deps import SearcherDep
+from quire.api.schemas import error_responses
+from quire.retrieval.options import SearchOptions, Strategy
+from quire.retrieval.planner import Plan
+from quire.retrieval.rerank import RerankReport
 
 router = APIRouter(prefix="/api", tags=["search"])
 
 
-def get_searcher(request: Request) -> Searcher:
-    searcher: Searcher = request.state.searcher
-    return searcher
+class SearchRequest(SearchOptions):
+    """What to look for, and the search options."""
 
-
-SearcherDep = Annotated[Searcher, Depends(get_searcher)]
-
-
-class SearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=20_000, description="What to look for.")
-    strategy: Literal["precise", "exhaustive"] | None = Field(
-        default=None,
-        description="Candidate pool 50 (precise) or 80 (exhaustive); default: planned.",
-    )
-    hyde_mode: Literal["off", "fusion", "supplement"] | None = None
-    document_ids: list[Id] = Field(default_factory=list, max_length=1000)
-    kinds: list[Literal["pdf", "epub", "perplexity", "markdown", "text"]] = Field(
-        default_factory=list
-    )
-    legs: list[Literal["bm25", "dense", "exact"]] = Field(
-        default=["bm25", "dense", "exact"], min_length=1
-    )
-    rerank: bool = True
-    limit: int | None = Field(default=None, ge=1, le=200)
-    context: bool = Field(default=False, description="Add the adjacent pages (±1) of each hit.")
 
 
 class HitOut(BaseModel):
@@ -59,43 +41,21 @@ class HitOut(BaseModel):
     context: dict[str, Any] | None = None
 
 
-class PlanOut(BaseModel):
-    strategy: str
-    queries: list[str]
-    hard_keywords: list[str]
-    hyde_passage: str | None
-    source: str
-
-
 class SearchResponse(BaseModel):
     query: str
-    strategy: str
-    plan: PlanOut
+    strategy: Strategy
+    plan: Plan
     hits: list[HitOut]
     counts: dict[str, int]
     timings_ms: dict[str, float]
     cpu_ms: float
     notices: list[str]
-    rerank: dict[str, Any] | None
+    rerank: RerankReport | None
     hyde_used: bool
 
 
-@router.post(
-    "/search",
-    response_model=SearchResponse,
-    responses={400: {"model": ErrorOut}, 404: {"model": ErrorOut}, 422: {"model": ErrorOut}},
-)
+@router.post("/search", response_model=SearchResponse, responses=error_responses(400, 404, 422))
 async def search(body: SearchRequest, searcher: SearcherDep) -> SearchResponse:
     """Hybrid search over the ready documents."""
-    options = SearchOptions(
-        strategy=body.strategy,
-        hyde_mode=body.hyde_mode,
-        document_ids=tuple(body.document_ids),
-        kinds=tuple(body.kinds),
-        legs=tuple(body.legs),
-        rerank=body.rerank,
-        limit=body.limit,
-        context=body.context,
-    )
-    result = await asyncio.to_thread(searcher.search, body.query, options)
+    result = await asyncio.to_thread(searcher.search, body.query, body)
     return SearchResponse.model_validate(result.to_dict())

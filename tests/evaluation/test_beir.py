@@ -14,7 +14,7 @@ import pytest
 from quire.config import Settings
 from quire.embed.base import Vectors, l2_normalise
 from quire.errors import InputError
-from quire.retrieval import eval as evaluation
+from quire.evaluation import beir as evaluation
 from tests.e2e.helpers import quire
 
 TOPICS = [

@@ -8,38 +8,28 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from quire.config import Settings
+from quire.cli.common import console, err_console, error, fail, run_jobs, settings
 from quire.errors import QuireError
+from quire.perplexity import browser
+from quire.perplexity.checkpoint import auth_path, exports_dir
+from quire.perplexity.errors import LoginRequired
+from quire.perplexity.importer import import_folder
+from quire.perplexity.status import status_report
+from quire.perplexity.sync import SyncCounts, run_sync
+from quire.storage.db import open_database
 
-console = Console(soft_wrap=True)  # paths and commands stay whole, for copy and paste
-err_console = Console(stderr=True, soft_wrap=True)
 EXIT_LOGIN = 3
 
 
-def _settings() -> Settings:
-    from quire.cli import _settings as settings_from_env
-    from quire.cli import _setup_logging
-
-    settings = settings_from_env()
-    _setup_logging(settings)
-    return settings
-
-
 def _fail(exc: QuireError) -> NoReturn:
-    from quire.perplexity.errors import LoginRequired
-
-    err_console.print(f"[red]✗[/red] {exc.message}")
-    sys.exit(EXIT_LOGIN if isinstance(exc, LoginRequired) else 1)
+    fail(exc, EXIT_LOGIN if isinstance(exc, LoginRequired) else 1)
 
 
 @click.group("perplexity")
@@ -61,21 +51,18 @@ def perplexity_group() -> None:
 )
 def login(headless: bool, timeout: float | None) -> None:
     """Open Chromium on Perplexity, wait until you have logged in, save the login."""
-    from quire.perplexity import browser
-    from quire.perplexity.checkpoint import auth_path
-
-    settings = _settings()
-    wait = timeout or settings.perplexity_login_timeout_s
+    config = settings()
+    wait = timeout or config.perplexity_login_timeout_s
     console.print(
-        f"Log in to {settings.perplexity_url} in the browser window; waiting up to {wait:.0f} s."
+        f"Log in to {config.perplexity_url} in the browser window; waiting up to {wait:.0f} s."
     )
     try:
-        session = browser.login(settings, headless=headless, timeout_s=wait)
+        session = browser.login(config, headless=headless, timeout_s=wait)
     except QuireError as exc:
         _fail(exc)
     user = session.get("user")
     who = (user.get("email") or user.get("name")) if isinstance(user, dict) else None
-    path = auth_path(settings)
+    path = auth_path(config)
     console.print(f"[green]✓[/green] logged in{f' as {who}' if who else ''}; saved to {path}")
 
 
@@ -91,12 +78,8 @@ def login(headless: bool, timeout: float | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def sync(headed: bool, limit: int | None, wait: bool, as_json: bool) -> None:
     """Export new and changed threads to markdown and ingest them (resumes if interrupted)."""
-    from quire.perplexity.checkpoint import exports_dir
-    from quire.perplexity.sync import SyncCounts, run_sync
-    from quire.storage.db import open_database
-
-    settings = _settings()
-    db = open_database(settings)
+    config = settings()
+    db = open_database(config)
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -118,26 +101,24 @@ def sync(headed: bool, limit: int | None, wait: bool, as_json: bool) -> None:
             )
 
         try:
-            report = run_sync(
-                settings, db, headless=not headed, limit=limit, on_progress=on_progress
-            )
+            report = run_sync(config, db, headless=not headed, limit=limit, on_progress=on_progress)
         except QuireError as exc:
             db.dispose()
             _fail(exc)
     c = report.counts
     failures = c.failed
     if report.job_ids and wait:
-        failures += _ingest(settings, db, report.job_ids)
+        failures += run_jobs(config, db, {j: f"job {j}" for j in report.job_ids})
     db.dispose()
     if as_json:
         click.echo(json.dumps(asdict(report), indent=2))
     else:
-        for error in report.errors:
-            err_console.print(f"[red]✗[/red] {error['title']} ({error['slug']}): {error['error']}")
+        for e in report.errors:
+            error(f"{e['title']} ({e['slug']}): {e['error']}")
         resumed = " (resumed an interrupted sync)" if report.resumed else ""
         console.print(
             f"[green]✓[/green] {_counts_line(c)} in {report.seconds:.1f} s{resumed}; "
-            f"exports in {exports_dir(settings)}"
+            f"exports in {exports_dir(config)}"
         )
         if report.job_ids and not wait:
             console.print("Run [bold]quire worker[/bold] to ingest them.")
@@ -166,12 +147,9 @@ def _counts_line(c: Any) -> str:
 )
 def import_(folder: Path, wait: bool) -> None:
     """Add a folder of Perplexity markdown exports (either layout); no login needed."""
-    from quire.perplexity.importer import import_folder
-    from quire.storage.db import open_database
-
-    settings = _settings()
-    db = open_database(settings)
-    report = import_folder(settings, db, folder)
+    config = settings()
+    db = open_database(config)
+    report = import_folder(config, db, folder)
     for path, intake in report.intakes:
         console.print(
             f"[green]✓[/green] {path.name} → document {intake.document_id} ({intake.status})"
@@ -179,15 +157,15 @@ def import_(folder: Path, wait: bool) -> None:
     for path, why in report.skipped:
         err_console.print(f"[yellow]skipped[/yellow] {path}: {why}")
     for path, why in report.failed:
-        err_console.print(f"[red]✗[/red] {path}: {why}")
+        error(f"{path}: {why}")
     failures = len(report.failed)
     if report.job_ids and wait:
-        failures += _ingest(settings, db, report.job_ids)
+        failures += run_jobs(config, db, {j: f"job {j}" for j in report.job_ids})
     elif report.job_ids:
         console.print("Run [bold]quire worker[/bold] to ingest them.")
     db.dispose()
     if not report.intakes and not report.failed:
-        err_console.print(f"[red]✗[/red] no Perplexity exports in {folder}")
+        error(f"no Perplexity exports in {folder}")
         sys.exit(1)
     sys.exit(1 if failures else 0)
 
@@ -196,9 +174,7 @@ def import_(folder: Path, wait: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> None:
     """The last sync, a running one, and the saved login."""
-    from quire.perplexity.status import status_report
-
-    report = status_report(_settings())
+    report = status_report(settings())
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -223,40 +199,3 @@ def status(as_json: bool) -> None:
         console.print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if report["running"]:
         console.print("[bold]a sync is running[/bold]")
-
-
-def _ingest(settings: Settings, db: Any, job_ids: list[int]) -> int:
-    """Run a worker here until the jobs end, with one progress bar; returns the failures."""
-    from quire.ingest.worker import Worker
-    from quire.storage import jobs
-
-    worker = Worker(settings, db=db)
-    thread = threading.Thread(target=worker.run, name="ingest", daemon=True)
-    thread.start()
-    pending, failures = set(job_ids), 0
-    try:
-        with Progress(
-            TextColumn("[bold]ingesting"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("", total=len(pending))
-            while pending:
-                with db.read() as conn:
-                    states = {jid: jobs.get(conn, jid) for jid in pending}
-                for jid, job in states.items():
-                    if job is None or job.status in ("done", "failed"):
-                        pending.discard(jid)
-                        bar.advance(task)
-                        if job is not None and job.status == "failed":
-                            failures += 1
-                            err_console.print(f"[red]✗[/red] job {jid}: {job.error}")
-                time.sleep(0.2)
-    finally:
-        worker.stop()
-        thread.join(timeout=30)
-        worker.close()
-    return failures

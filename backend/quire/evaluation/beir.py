@@ -21,7 +21,6 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +31,9 @@ from quire.config import Settings
 from quire.embed.base import Embedder, make_embedder
 from quire.errors import InputError
 from quire.ingest.bulk import Record, ingest_records
-from quire.retrieval.search import ALL_LEGS, Leg, Searcher, SearchOptions
+from quire.retrieval.options import ALL_LEGS, Leg, SearchOptions
+from quire.retrieval.rerank import load_reranker, resolve_model_dir
+from quire.retrieval.search import Searcher
 from quire.storage.db import Database, open_database
 
 log = logging.getLogger(__name__)
@@ -328,8 +329,6 @@ def run_eval(
     reranker = None
     skipped: dict[str, str] = {}
     if "rerank" in chosen:
-        from quire.retrieval.rerank import load_reranker, resolve_model_dir
-
         reranker = load_reranker(settings)  # the user's models, not the scratch directory's
         if reranker is None:
             skipped["rerank"] = (
@@ -394,74 +393,3 @@ def run_eval(
             reranker.close()
         if own_embedder:
             emb.close()
-
-
-def tables(report: dict[str, Any]) -> list[Any]:
-    """One rich table per split: the metrics and p50/p95 ms of every stage, per variant."""
-    from rich.table import Table
-
-    out = []
-    settings = report["settings"]
-    for split, body in report["splits"].items():
-        table = Table(
-            title=f"{report['dataset']} · {split} · {body['queries']} queries",
-            caption=f"{report['index']['embedder']}, {settings['fusion']} k={settings['rrf_k']} "
-            f"weights bm25/dense/exact {settings['weight_bm25']}/{settings['weight_dense']}/"
-            f"{settings['weight_exact']}; latency in ms, p50/p95; total includes hydrating "
-            f"{settings['depth']} hits",
-        )
-        table.add_column("variant", no_wrap=True)
-        for metric in ("nDCG@10", "R@100", "MRR@10"):
-            table.add_column(metric, justify="right", no_wrap=True)
-        for stage in STAGES:
-            table.add_column(stage, justify="right", no_wrap=True)
-        skipped = []
-        for variant, row in body["variants"].items():
-            if "skipped" in row:
-                skipped.append(f"{variant} skipped: {row['skipped']}")
-                continue
-            lat = row["latency_ms"]
-            table.add_row(
-                variant,
-                f"{row['ndcg@10']:.3f}",
-                f"{row['recall@100']:.3f}",
-                f"{row['mrr@10']:.3f}",
-                *(f"{lat[s]['p50']:.0f}/{lat[s]['p95']:.0f}" if s in lat else "–" for s in STAGES),
-            )
-        if skipped:
-            table.caption = "\n".join([str(table.caption), *skipped])
-        out.append(table)
-    return out
-
-
-@contextmanager
-def rich_progress(console: Any) -> Iterator[EvalProgress]:
-    """A progress callback drawing one rich bar per task (ingest stages, split · variant)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    labels = {"store": "ingest: store", "embed": "ingest: embed"}
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        ids: dict[str, TaskID] = {}
-
-        def update(task: str, done: int, total: int) -> None:
-            if task not in ids:
-                ids[task] = bar.add_task(labels.get(task, task), total=total or None)
-            bar.update(ids[task], completed=done, total=total or None)
-
-        yield update

@@ -1,4 +1,4 @@
-"""``quire backup DEST`` and ``quire restore SRC`` (registered on the main command group)."""
+"""``quire backup DEST`` and ``quire restore SRC``: a consistent copy of the library, and back."""
 
 from __future__ import annotations
 
@@ -6,19 +6,16 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from quire.cli.common import console, err_console
 from quire.config import Settings
 from quire.errors import QuireError
+from quire.storage.backup import Summary
+from quire.storage.backup import backup as run_backup
+from quire.storage.backup import restore as run_restore
 
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
 
-
-def _print(verb: str, summary: object) -> None:
-    from quire.storage.backup import Summary
-
-    assert isinstance(summary, Summary)
+def _print(verb: str, summary: Summary) -> None:
     console.print(
         f"[green]✓[/green] {verb} {summary.path}: {summary.documents} documents, "
         f"{summary.chunks} chunks, {summary.vectors} vectors, {summary.files} files, "
@@ -35,8 +32,6 @@ def _print(verb: str, summary: object) -> None:
 @click.argument("dest", type=click.Path(path_type=Path))
 def backup(dest: Path) -> None:
     """Copy the library (both databases and the originals) to DEST, while Quire runs."""
-    from quire.storage.backup import backup as run_backup
-
     try:
         summary = run_backup(Settings(), dest)
     except QuireError as exc:
@@ -51,8 +46,6 @@ def backup(dest: Path) -> None:
 @click.option("--force", is_flag=True, help="Replace a library (it is moved aside, not deleted).")
 def restore(src: Path, force: bool) -> None:
     """Restore the backup in SRC into $QUIRE_DATA_DIR (stop the API and workers first)."""
-    from quire.storage.backup import restore as run_restore
-
     try:
         summary = run_restore(Settings(), src, force=force)
     except QuireError as exc:

@@ -1,0 +1,46 @@
+"""The ``quire`` command: one module per command group, each thin (parse, call, print).
+
+library.py   ingest, docs, rm, worker        search.py    search
+chat.py      ask, repl                       evaluate.py  eval
+serve.py     serve                           doctor.py    doctor
+backup.py    backup, restore                 perplexity.py  perplexity login|sync|…
+common.py    consoles, settings, errors, running ingest jobs with progress
+"""
+
+from __future__ import annotations
+
+import click
+
+from quire import __version__
+from quire.cli.backup import backup, restore
+from quire.cli.chat import ask, repl
+from quire.cli.doctor import doctor
+from quire.cli.evaluate import evaluate
+from quire.cli.library import docs, ingest, rm, worker
+from quire.cli.perplexity import perplexity_group
+from quire.cli.search import search
+from quire.cli.serve import serve
+
+
+@click.group()
+@click.version_option(__version__, prog_name="quire")
+def main() -> None:
+    """Quire: a self-hosted research memory. Data directory: $QUIRE_DATA_DIR (default ./data)."""
+
+
+for command in (
+    ingest,
+    docs,
+    rm,
+    worker,
+    serve,
+    search,
+    ask,
+    repl,
+    doctor,
+    evaluate,
+    perplexity_group,
+    backup,
+    restore,
+):
+    main.add_command(command)

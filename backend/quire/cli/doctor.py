@@ -1,0 +1,122 @@
+"""``quire doctor``: check tesseract, poppler, SQLite + sqlite-vec, the models, Ollama, the LLM
+and the data directory; required checks fail the command, optional ones only warn."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import click
+import httpx
+from rich.table import Table
+
+from quire.cli.common import console
+from quire.cli.common import settings as load_settings
+from quire.embed.base import make_embedder
+from quire.llm.router import make_router
+from quire.storage import vectors
+from quire.storage.db import open_database
+
+
+def _check(name: str, fn: Any) -> tuple[str, bool, str]:
+    try:
+        return name, True, str(fn())
+    except Exception as exc:  # noqa: BLE001 - doctor reports every failure
+        return name, False, f"{type(exc).__name__}: {exc}"
+
+
+@click.command()
+def doctor() -> None:
+    """Check tesseract, poppler, sqlite-vec, the models, Ollama and the data directory."""
+
+    settings = load_settings(logs=False)
+
+    def tesseract() -> str:
+        exe = shutil.which("tesseract")
+        if not exe:
+            raise RuntimeError("not found: apt-get install tesseract-ocr tesseract-ocr-eng")
+        out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=20)
+        langs = set(out.stdout.split()[1:])
+        missing = set(settings.ocr_lang.split("+")) - langs
+        if missing:
+            raise RuntimeError(f"language data missing: {', '.join(sorted(missing))}")
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
+        return (version.stdout or version.stderr).splitlines()[0]
+
+    def poppler() -> str:
+        exe = shutil.which("pdftoppm")
+        if not exe:
+            raise RuntimeError("not found: apt-get install poppler-utils")
+        out = subprocess.run([exe, "-v"], capture_output=True, text=True, timeout=20)
+        return (out.stderr or out.stdout).splitlines()[0]
+
+    def database() -> str:
+        db = open_database(settings)
+        with db.read() as conn:
+            v = conn.exec_driver_sql("SELECT sqlite_version(), vec_version()").one()
+            meta = vectors.read_meta(conn)
+        db.dispose()
+        return f"SQLite {v[0]}, sqlite-vec {v[1]}, vectors: {meta}"
+
+    def embedder() -> str:
+        emb = make_embedder(settings)
+        vec = emb.embed(["doctor check"])
+        emb.close()
+        return f"{emb.name}, dim {vec.shape[1]}"
+
+    def ollama() -> str:
+        r = httpx.get(f"{settings.ollama_url}/api/tags", timeout=3)
+        r.raise_for_status()
+        names = [m["name"] for m in r.json().get("models", [])]
+        return f"{settings.ollama_url}: {', '.join(names) or 'no models pulled'}"
+
+    def llm() -> str:
+        router = make_router(settings)
+        if router is None:
+            raise RuntimeError("none configured (QUIRE_LLM_BACKENDS=none): answers are extractive")
+
+        async def status() -> list[dict[str, Any]]:
+            try:
+                return await router.status()
+            finally:
+                await router.aclose()
+
+        rows = asyncio.run(status())
+        if not any(r["ok"] for r in rows):
+            raise RuntimeError(
+                "; ".join(f"{r['name']}: {r['error']}" for r in rows) + " — answers are extractive"
+            )
+        return "; ".join(f"{r['name']} {'ok' if r['ok'] else r['error']}" for r in rows)
+
+    def data_dir() -> str:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        probe = settings.data_dir / ".doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        free = shutil.disk_usage(settings.data_dir).free / 1e9
+        return f"{settings.data_dir} writable, {free:.1f} GB free"
+
+    required = [
+        ("data dir", data_dir),
+        ("tesseract", tesseract),
+        ("poppler", poppler),
+        ("sqlite + sqlite-vec", database),
+        ("embedder", embedder),
+    ]
+    optional = [("ollama (optional)", ollama), ("chat LLM (optional)", llm)]
+    table = Table("check", "", "detail")
+    failed = False
+    for name, fn in required + optional:
+        name, ok, detail = _check(name, fn)
+        mark = (
+            "[green]ok[/green]"
+            if ok
+            else ("[yellow]--[/yellow]" if "optional" in name else "[red]FAIL[/red]")
+        )
+        failed |= not ok and "optional" not in name
+        table.add_row(name, mark, detail)
+    console.print(table)
+    sys.exit(1 if failed else 0)

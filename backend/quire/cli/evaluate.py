@@ -1,0 +1,121 @@
+"""``quire eval``: retrieval quality on a BEIR dataset, as tables (or JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from quire.cli.common import console, err_console, fail, settings
+from quire.errors import QuireError
+from quire.evaluation.beir import STAGES, EvalProgress, run_eval
+
+
+@click.command("eval")
+@click.option(
+    "--dataset",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels/test.tsv [, train.tsv].",
+)
+@click.option("--split", type=click.Choice(["test", "train", "both"]), default="test")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--max-queries", type=click.IntRange(min=1), default=None, help="First N per split.")
+@click.option("--variants", default="bm25,dense,hybrid,rerank", help="Comma-separated subset.")
+def evaluate(
+    dataset: Path, split: str, as_json: bool, max_queries: int | None, variants: str
+) -> None:
+    """Measure retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10, latency per stage."""
+    config = settings()
+    splits = ["test", "train"] if split == "both" else [split]
+    try:
+        with rich_progress(err_console) as progress:
+            report = run_eval(
+                config,
+                dataset,
+                splits=splits,
+                variants=[v.strip() for v in variants.split(",") if v.strip()],
+                max_queries=max_queries,
+                progress=progress,
+            )
+    except QuireError as exc:
+        fail(exc)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for table in tables(report):
+        console.print(table)
+
+
+def tables(report: dict[str, Any]) -> list[Table]:
+    """One rich table per split: the metrics and p50/p95 ms of every stage, per variant."""
+    out = []
+    settings = report["settings"]
+    for split, body in report["splits"].items():
+        table = Table(
+            title=f"{report['dataset']} · {split} · {body['queries']} queries",
+            caption=f"{report['index']['embedder']}, {settings['fusion']} k={settings['rrf_k']} "
+            f"weights bm25/dense/exact {settings['weight_bm25']}/{settings['weight_dense']}/"
+            f"{settings['weight_exact']}; latency in ms, p50/p95; total includes hydrating "
+            f"{settings['depth']} hits",
+        )
+        table.add_column("variant", no_wrap=True)
+        for metric in ("nDCG@10", "R@100", "MRR@10"):
+            table.add_column(metric, justify="right", no_wrap=True)
+        for stage in STAGES:
+            table.add_column(stage, justify="right", no_wrap=True)
+        skipped = []
+        for variant, row in body["variants"].items():
+            if "skipped" in row:
+                skipped.append(f"{variant} skipped: {row['skipped']}")
+                continue
+            lat = row["latency_ms"]
+            table.add_row(
+                variant,
+                f"{row['ndcg@10']:.3f}",
+                f"{row['recall@100']:.3f}",
+                f"{row['mrr@10']:.3f}",
+                *(f"{lat[s]['p50']:.0f}/{lat[s]['p95']:.0f}" if s in lat else "–" for s in STAGES),
+            )
+        if skipped:
+            table.caption = "\n".join([str(table.caption), *skipped])
+        out.append(table)
+    return out
+
+
+@contextmanager
+def rich_progress(console: Console) -> Iterator[EvalProgress]:
+    """A progress callback drawing one rich bar per task (ingest stages, split · variant)."""
+    labels = {"store": "ingest: store", "embed": "ingest: embed"}
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        ids: dict[str, TaskID] = {}
+
+        def update(task: str, done: int, total: int) -> None:
+            if task not in ids:
+                ids[task] = bar.add_task(labels.get(task, task), total=total or None)
+            bar.update(ids[task], completed=done, total=total or None)
+
+        yield update

@@ -1,0 +1,92 @@
+"""``quire search``: hybrid search with highlighted passages, per-leg ranks and timings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import click
+from click.decorators import FC
+from rich.markup import escape
+
+from quire.cli.common import console, err_console, fail, settings
+from quire.errors import QuireError
+from quire.retrieval.options import STRATEGIES, SearchOptions, Strategy
+from quire.runtime import Runtime
+from quire.storage.records import KINDS, Kind
+
+
+def kind_option() -> Callable[[FC], FC]:
+    return click.option(
+        "--kind",
+        "kinds",
+        multiple=True,
+        type=click.Choice(KINDS),
+        help="Only documents of this kind (repeat).",
+    )
+
+
+def mode_option() -> Callable[[FC], FC]:
+    return click.option(
+        "--mode", type=click.Choice(STRATEGIES), default=None, help="Candidate pool."
+    )
+
+
+@click.command()
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option("--doc", "doc_ids", type=int, multiple=True, help="Only this document (repeat).")
+@kind_option()
+@mode_option()
+@click.option("--no-rerank", is_flag=True, help="Keep the fusion order.")
+def search(
+    query: str,
+    as_json: bool,
+    limit: int,
+    doc_ids: tuple[int, ...],
+    kinds: tuple[Kind, ...],
+    mode: Strategy | None,
+    no_rerank: bool,
+) -> None:
+    """Hybrid search (BM25 + dense + exact keywords) with highlighted passages."""
+    options = SearchOptions(
+        strategy=mode, document_ids=doc_ids, kinds=kinds, rerank=not no_rerank, limit=limit
+    )
+    with Runtime.open(settings(logs=False), rerank=not no_rerank, llm=False) as rt:
+        try:
+            result = rt.searcher.search(query, options)
+        except QuireError as exc:
+            fail(exc)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), default=str, indent=2))
+        return
+    for notice in result.notices:
+        err_console.print(f"[yellow]note[/yellow] {escape(notice)}")
+    for n, hit in enumerate(result.hits, start=1):
+        where = f"p. {hit.page}" if hit.kind == "pdf" else f"§{hit.page}"
+        head = f" — {hit.heading_path}" if hit.heading_path else ""
+        legs = " ".join(f"{leg}#{rank}" for leg, rank in hit.ranks.items())
+        rr = f" rerank {hit.rerank:.2f}" if hit.rerank is not None else ""
+        console.print(f"[bold]{n}. {escape(hit.title)}[/bold] ({hit.kind}, {where}){escape(head)}")
+        console.print(f"   [dim]{legs}{rr}[/dim]")
+        console.print("   " + marked(hit.text, hit.highlights, 400))
+    stages = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
+    console.print(f"[dim]{len(result.hits)} hits · {stages}[/dim]")
+
+
+def marked(passage: str, spans: list[tuple[int, int]], width: int) -> str:
+    """The passage around its first match, matches in bold, escaped for rich markup."""
+    start = max(0, spans[0][0] - width // 3) if spans else 0
+    end = min(len(passage), start + width)
+    out, pos = [], start
+    for s, e in spans:
+        if e <= start or s >= end:
+            continue
+        s, e = max(s, start), min(e, end)
+        out.append(escape(passage[pos:s]))
+        out.append(f"[bold yellow]{escape(passage[s:e])}[/bold yellow]")
+        pos = e
+    out.append(escape(passage[pos:end]))
+    text = "".join(out).replace("\n", " ")
+    return ("…" if start else "") + text + ("…" if end < len(passage) else "")

@@ -1,0 +1,33 @@
+"""``quire serve``: the API server."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import uvicorn
+
+from quire.api.auth import BindRefused, check_bind
+from quire.app import create_app
+from quire.cli.common import settings
+
+
+@click.command()
+@click.option("--host", default=None, help="Bind address (default QUIRE_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default QUIRE_PORT, 8000).")
+def serve(host: str | None, port: int | None) -> None:
+    """Run the API server."""
+    config = settings()
+    host = host or config.host
+    try:
+        check_bind(host, config)
+    except BindRefused as exc:
+        click.echo(f"quire serve: {exc}", err=True)
+        sys.exit(2)
+    uvicorn.run(
+        create_app(config),
+        host=host,
+        port=port or config.port,
+        log_level=config.log_level.lower(),
+        timeout_graceful_shutdown=5,
+    )

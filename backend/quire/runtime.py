@@ -1,0 +1,103 @@
+"""The composition root: everything a searching, answering Quire holds, opened and closed in
+one place — for the API's lifespan, the CLI, the MCP server and the bench scripts.
+
+    async with Runtime.open(settings) as rt:              # the API, `quire ask`, MCP
+        async for event in rt.engine.stream(rt.engine.prepare(request)):
+            ...
+    with Runtime.open(settings, llm=False) as rt:         # synchronous callers
+        rt.searcher.search("safe harbor")
+
+The ingest worker is its own process and opens only what it needs (ingest/worker.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from types import TracebackType
+
+from quire.config import Settings
+from quire.embed.base import Embedder, make_embedder
+from quire.llm.router import LLMRouter, make_router
+from quire.retrieval.rerank import Reranker, load_reranker
+from quire.retrieval.search import Searcher
+from quire.storage.db import Database, open_database
+from quire.synthesis.engine import ChatEngine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """The library's open resources; close them with ``close``/``aclose`` or a ``with``."""
+
+    settings: Settings
+    db: Database
+    embedder: Embedder
+    reranker: Reranker | None
+    searcher: Searcher
+    router: LLMRouter | None
+    engine: ChatEngine
+
+    @classmethod
+    def open(cls, settings: Settings, *, rerank: bool = True, llm: bool = True) -> Runtime:
+        """Open the library: ``rerank`` loads the cross-encoder (when installed), ``llm``
+        prepares the LLM router (no connection is made until a question needs it)."""
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        db = open_database(settings)
+        closing = contextlib.ExitStack()
+        closing.callback(db.dispose)
+        with closing:
+            embedder = make_embedder(settings)
+            closing.callback(embedder.close)
+            reranker = load_reranker(settings) if rerank else None
+            if reranker is not None:
+                closing.callback(reranker.close)
+            searcher = Searcher(db, settings, embedder, reranker)
+            router = make_router(settings) if llm else None
+            engine = ChatEngine(db, settings, searcher, router)
+            closing.pop_all()  # opened: the runtime closes them from now on
+        return cls(settings, db, embedder, reranker, searcher, router, engine)
+
+    def close(self) -> None:
+        """Close what is synchronous. A router must be closed in its event loop: ``aclose``."""
+        self.searcher.close()
+        if self.reranker is not None:
+            self.reranker.close()
+        self.embedder.close()
+        self.db.dispose()
+
+    async def aclose(self) -> None:
+        """Close everything, the LLM router's connections first."""
+        try:
+            if self.router is not None:
+                await self.router.aclose()
+        finally:
+            self.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.router is not None:  # outside any event loop: give the router one to close in
+            asyncio.run(self.aclose())
+        else:
+            self.close()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,48 @@
+"""What the library stores, as plain values: the kinds of document, a page and a chunk.
+
+Ingest produces them, storage writes them, retrieval reads them back; they live here, at the
+bottom, so that storage imports nothing above it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import Field
+
+# SQLite integers are 64-bit: a bigger id cannot exist, and cannot even be bound to a query
+# (it raised OverflowError, a 500, until the fuzzer found it).
+MAX_ID = 2**63 - 1
+#: A row id as a request may give it.
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+
+Kind = Literal["pdf", "epub", "perplexity", "markdown", "text"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+#: Where a page's text came from.
+PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text"]
+DocumentStatus = Literal["queued", "processing", "ready", "failed"]
+JobStatus = Literal["queued", "running", "done", "failed"]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One citable unit: a PDF page, an EPUB section, a Perplexity turn, a markdown section."""
+
+    number: int  # 1-based
+    text: str
+    heading_path: str = ""  # "Chapter 3 > The Voyage"
+    source: PageSource = "text_layer"
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. a Perplexity turn's query and URLs
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage stored in ``page_chunks``; never spans two pages."""
+
+    page: int
+    ordinal: int  # position within the page, from 0
+    heading_path: str
+    text: str
+    content_hash: str  # sha256 of the text
+    source: PageSource

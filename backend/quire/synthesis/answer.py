@@ -1,0 +1,136 @@
+"""The state of one answer while it streams, and the numbered evidence it may cite.
+
+A piece of :class:`Evidence` is a hit with the fact (LLM) or sentence (extractive) it
+contributes; numbered, it becomes a :class:`~quire.synthesis.events.Source` on the wire. A
+source that may be cited is a page: the best fact per document page is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from quire.retrieval.options import RetrievalOptions
+from quire.retrieval.planner import Plan
+from quire.retrieval.search import Hit
+from quire.synthesis.events import AnswerMode, Source, VerifyEvent
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One question and how to answer it."""
+
+    message: str
+    conversation_id: int | None = None
+    options: RetrievalOptions = field(default_factory=RetrievalOptions)
+    use_llm: bool = True
+    history: tuple[tuple[str, str], ...] = ()  # given by the caller (OpenAI endpoint) instead
+    persist: bool = True  # False: nothing stored (the OpenAI endpoint is stateless)
+
+
+@dataclass
+class Prepared:
+    """A validated question, stored (when persisted), ready to be answered."""
+
+    request: ChatRequest
+    question: str
+    conversation_id: int | None
+    user_message_id: int | None
+    history: list[tuple[str, str]]
+
+
+@dataclass
+class Evidence:
+    """A hit and the fact or sentence it contributes; ``n`` once it is numbered."""
+
+    hit: Hit
+    quote: str
+    n: int = 0
+    fallback: bool = False  # the fact is a raw snippet (the model gave nothing usable)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.hit.document_id, self.hit.page)
+
+    def source(self) -> Source:
+        """This evidence as the answer's numbered source (its links are the API's to add)."""
+        h = self.hit
+        return Source(
+            n=self.n,
+            chunk_id=h.chunk_id,
+            document_id=h.document_id,
+            title=h.title,
+            kind=h.kind,  # type: ignore[arg-type]  # a stored document's kind is a Kind
+            filename=h.filename,
+            page=h.page,
+            heading_path=h.heading_path,
+            passage=h.text,
+            highlights=h.highlights,
+            quote=self.quote,
+            score=h.rerank if h.rerank is not None else h.fused,
+            origin_url=str(h.metadata["url"])
+            if h.kind == "perplexity" and h.metadata.get("url")
+            else None,
+        )
+
+
+@dataclass
+class Run:
+    """One answer while it streams (what gets stored at the end)."""
+
+    prepared: Prepared
+    mode: AnswerMode
+    model: str | None
+    standalone: str = ""
+    plan: Plan | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+    answer: str = ""
+    verify: VerifyEvent | None = None
+    why_extractive: str = "no language model answered."
+    notices: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+    stored: bool = False
+
+    @property
+    def options(self) -> RetrievalOptions:
+        return self.prepared.request.options
+
+    def sources(self) -> list[Source]:
+        return [e.source() for e in self.evidence]
+
+    def notice(self, text: str) -> None:
+        """Tell the user once."""
+        if text not in self.notices:
+            self.notices.append(text)
+
+
+def dedup(facts: Sequence[Evidence]) -> list[Evidence]:
+    """The best (first-ranked) fact per source page."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for e in facts:
+        if e.key not in seen:
+            seen.add(e.key)
+            out.append(e)
+    return out
+
+
+def number(evidence: list[Evidence], first: int = 1) -> list[Evidence]:
+    """Number the evidence from ``first``, in order."""
+    for i, e in enumerate(evidence, start=first):
+        e.n = i
+    return evidence
+
+
+def where(h: Hit) -> str:
+    """ "Title, page 3 (Heading > Path)" as a prompt names a passage."""
+    unit = {"pdf": "page", "epub": "section", "perplexity": "turn"}.get(h.kind, "page")
+    place = f"{h.title}, {unit} {h.page}"
+    return f"{place} ({h.heading_path})" if h.heading_path else place
+
+
+def listing(evidence: Sequence[Evidence]) -> str:
+    """The numbered sources as an answer prompt lists them."""
+    return "\n".join(f"[{e.n}] ({where(e.hit)}) {e.quote}" for e in evidence)
