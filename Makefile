@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all run test lint check bench clean system frontend frontend-test frontend-lint api-types install
+.PHONY: all run test test-fast lint check bench clean system frontend frontend-test frontend-lint api-types install
 
 all: check
 
@@ -46,10 +46,16 @@ test: install frontend
 	cd frontend && npx vitest --run
 	$(VENV)/bin/pytest -q
 
+# The inner loop: the unit tests (no real worker, nginx or browser), under 2 minutes here.
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check backend tests bench migrations
+	$(VENV)/bin/pytest -q -m "not slow"
+
 lint: install frontend-lint
 	$(VENV)/bin/ruff check backend tests bench migrations
 	$(VENV)/bin/ruff format --check backend tests bench migrations
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 check: lint test
 

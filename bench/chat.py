@@ -38,7 +38,7 @@ from quire.ingest.worker import Worker  # noqa: E402
 from quire.retrieval.options import RetrievalOptions  # noqa: E402
 from quire.runtime import Runtime  # noqa: E402
 from quire.storage import documents  # noqa: E402
-from quire.storage.db import open_database  # noqa: E402
+from quire.storage.migrate import open_database  # noqa: E402
 from quire.synthesis.answer import ChatRequest  # noqa: E402
 from quire.synthesis.engine import ChatEngine  # noqa: E402
 from quire.synthesis.events import DoneEvent, ErrorEvent, TokenEvent  # noqa: E402

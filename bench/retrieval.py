@@ -399,7 +399,7 @@ def rss_mb() -> float:
 def worker_build(args: argparse.Namespace) -> dict[str, Any]:
     """Build the Quire corpus of one size, unless a matching one is cached."""
     from quire.config import Settings
-    from quire.storage.db import open_database
+    from quire.storage.migrate import open_database
 
     data_dir = args.dir / f"quire-{args.size}"
     marker = data_dir / "corpus.json"
@@ -434,7 +434,7 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     from quire.retrieval.planner import heuristic_plan
     from quire.retrieval.search import Searcher
     from quire.storage import chunks, documents
-    from quire.storage.db import open_database
+    from quire.storage.migrate import open_database
 
     size, deadline = args.size, args.deadline
     corpus = Corpus(args.seed)
@@ -950,9 +950,9 @@ def dense_recall(data_dir: Path, queries_file: Path, block_rows: int) -> dict[st
     ``block_rows`` put most of a small corpus in 4 bits (16,384 by default: only large
     libraries are quantised)."""
     from quire.config import Settings
-    from quire.embed.base import make_embedder
+    from quire.embed import make_embedder
     from quire.retrieval import dense
-    from quire.storage.db import open_database
+    from quire.storage.migrate import open_database
 
     settings = Settings(data_dir=data_dir)
     db = open_database(settings)

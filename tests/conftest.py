@@ -10,7 +10,8 @@ from fastapi.testclient import TestClient
 
 from quire.app import create_app
 from quire.config import Settings
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 
 REPO = Path(__file__).resolve().parents[1]
 # CI clones the repo next to a copy of shared/: always resolve it as <repo>/../shared.

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire
+
+pytestmark = pytest.mark.slow  # the quire command as a process
 
 
 def test_ingest_wait_docs_rm(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from tests.e2e.helpers import open_db, quire
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.rag_model import RagModel
 
+pytestmark = pytest.mark.slow  # the quire command as a process
+
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -10,10 +10,11 @@ from typing import Any
 from fastapi import FastAPI
 
 from quire import __version__
-from quire.api import errors
+from quire.api import errors, sse
 from quire.api.auth import install_access_control
 from quire.api.limits import BodySizeLimit
 from quire.api.routes import chat, documents, health, jobs, openai_compat, perplexity, search
+from quire.api.schemas import error_responses
 from quire.config import Settings
 from quire.perplexity.runner import SyncRunner
 from quire.runtime import Runtime
@@ -49,5 +50,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     install_access_control(app, settings)  # outside the body limit: no token, no body read
     for module in (documents, jobs, search, chat, openai_compat, health, perplexity):
-        app.include_router(module.router)
+        # Malformed requests get the one error shape (api/errors.py), not FastAPI's own.
+        app.include_router(module.router, responses=error_responses(422))
+    generate = app.openapi
+    app.openapi = lambda: sse.document_streams(generate())  # type: ignore[method-assign]
     return app

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class ErrorBody(BaseModel):
     """What a client is told about an error."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     status: int
     code: str

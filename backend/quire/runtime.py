@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from quire.config import Settings
-from quire.embed.base import Embedder, make_embedder
+from quire.embed import make_embedder
+from quire.embed.base import Embedder
 from quire.llm.router import LLMRouter, make_router
 from quire.retrieval.rerank import Reranker, load_reranker
 from quire.retrieval.search import Searcher
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 from quire.synthesis.engine import ChatEngine
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from quire.config import Settings
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 
 QUIRE = [sys.executable, "-m", "quire"]
 

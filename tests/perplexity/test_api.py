@@ -20,6 +20,8 @@ from tests.e2e.helpers import wait_until
 from tests.fakes.perplexity import FakePerplexity, make_thread
 from tests.perplexity.conftest import fast_settings, log_in
 
+pytestmark = pytest.mark.slow  # real Chromium against the fake site
+
 THREADS = [make_thread(i, space="API") for i in range(1, 5)]
 
 

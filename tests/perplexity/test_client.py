@@ -21,6 +21,8 @@ from quire.perplexity.errors import LoginRequired, PerplexityUnavailable
 from tests.fakes.perplexity import LIST_PATH, PINNED_PATH, FakePerplexity, make_thread
 from tests.perplexity.conftest import fast_settings, log_in
 
+pytestmark = pytest.mark.slow  # real Chromium against the fake site
+
 THREADS = [make_thread(i, turns=3, pinned=i == 5) for i in range(1, 6)]
 
 

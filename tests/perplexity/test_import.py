@@ -7,6 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from quire.config import Settings
 from quire.perplexity.importer import import_folder
 from quire.perplexity.render import render_markdown, thread_info
@@ -15,6 +17,8 @@ from tests.conftest import DOCS
 from tests.e2e.helpers import quire
 from tests.fakes.perplexity import make_thread
 from tests.perplexity.conftest import drain, job_count
+
+pytestmark = pytest.mark.slow  # the quire command as a process
 
 SAMPLES = DOCS / "perplexity"
 

@@ -17,17 +17,20 @@ import pytest
 from playwright.sync_api import Browser
 
 from quire.config import Settings
-from quire.embed.base import make_embedder
+from quire.embed import make_embedder
 from quire.perplexity.checkpoint import Checkpoint, root
 from quire.perplexity.errors import LoggedOut, LoginRequired, PerplexityUnavailable, SyncRunning
 from quire.perplexity.status import SyncLock, read_status, status_report
 from quire.perplexity.sync import SyncCounts, SyncReport, run_sync
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.search import Searcher
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 from tests.e2e.helpers import integrity
 from tests.fakes.perplexity import FakePerplexity, make_thread
 from tests.perplexity.conftest import chunk_counts, drain, fast_settings, job_count, log_in
+
+pytestmark = pytest.mark.slow  # real Chromium against the fake site
 
 THREADS = [
     make_thread(i, turns=2 + i % 2, space="Research" if i % 2 else None) for i in range(1, 7)

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from quire.config import Settings
-from quire.embed.base import Embedder, make_embedder
+from quire.embed import make_embedder
+from quire.embed.base import Embedder
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
 from quire.retrieval.search import Searcher
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 from tests.conftest import DOCS
 from tests.retrieval.cross_encoder import fp32, models  # noqa: F401 - shared fixtures
 

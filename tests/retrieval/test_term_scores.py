@@ -15,7 +15,8 @@ from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
 from quire.retrieval.term_scores import TermScores
 from quire.storage import chunks
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 
 # Frequent words (one in > half the chunks, where FTS5 floors the IDF), a middle band, rare words.
 FREQUENT = ["alpha", "beta", "gamma"]

@@ -9,7 +9,7 @@ from fastapi import Path
 from pydantic import AfterValidator, BaseModel, Field
 
 from quire.errors import ErrorBody
-from quire.storage.records import MAX_ID
+from quire.storage.records import MAX_ID, Kind
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -45,7 +45,7 @@ class JobBrief(BaseModel):
 
 class DocumentOut(BaseModel):
     id: int
-    kind: str
+    kind: Kind
     title: str | None
     author: str | None
     filename: str
@@ -76,7 +76,7 @@ class UploadResult(BaseModel):
     status: Literal["queued", "duplicate", "updated", "requeued", "rejected"]
     document_id: int | None = None
     job_id: int | None = None
-    kind: str | None = None
+    kind: Kind | None = None
     error: UploadError | None = None
 
 

@@ -15,10 +15,10 @@ from rich.table import Table
 
 from quire.cli.common import console
 from quire.cli.common import settings as load_settings
-from quire.embed.base import make_embedder
+from quire.embed import make_embedder
 from quire.llm.router import make_router
 from quire.storage import vectors
-from quire.storage.db import open_database
+from quire.storage.migrate import open_database
 
 
 def _check(name: str, fn: Any) -> tuple[str, bool, str]:

@@ -15,7 +15,7 @@ from quire.errors import QuireError
 from quire.ingest.intake import add_file
 from quire.ingest.worker import run_worker
 from quire.storage import documents
-from quire.storage.db import open_database
+from quire.storage.migrate import open_database
 
 INTAKE_VERBS = {
     "queued": "queued",

@@ -23,7 +23,7 @@ from quire.perplexity.errors import LoginRequired
 from quire.perplexity.importer import import_folder
 from quire.perplexity.status import status_report
 from quire.perplexity.sync import SyncCounts, run_sync
-from quire.storage.db import open_database
+from quire.storage.migrate import open_database
 
 EXIT_LOGIN = 3
 

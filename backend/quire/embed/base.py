@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from quire.config import Settings
+    pass
 
 Vectors = npt.NDArray[np.float32]
 
@@ -54,19 +54,3 @@ def check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"embed() takes strings, got {type(t).__name__}")
     return out
-
-
-def make_embedder(settings: Settings) -> Embedder:
-    """Build the embedder the settings ask for (loads the model or prepares the client)."""
-    if settings.embedder == "local":
-        from quire.embed.local import LocalEmbedder
-
-        return LocalEmbedder(threads=settings.embed_threads, batch_size=settings.embed_batch)
-    from quire.embed.ollama import OllamaEmbedder
-
-    return OllamaEmbedder(
-        settings.ollama_url,
-        settings.ollama_embed_model,
-        timeout_s=settings.ollama_timeout_s,
-        batch_size=settings.embed_batch,
-    )

@@ -28,13 +28,15 @@ from typing import Any, Literal
 import numpy as np
 
 from quire.config import Settings
-from quire.embed.base import Embedder, make_embedder
+from quire.embed import make_embedder
+from quire.embed.base import Embedder
 from quire.errors import InputError
 from quire.ingest.bulk import Record, ingest_records
 from quire.retrieval.options import ALL_LEGS, Leg, SearchOptions
 from quire.retrieval.rerank import load_reranker, resolve_model_dir
 from quire.retrieval.search import Searcher
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 
 log = logging.getLogger(__name__)
 

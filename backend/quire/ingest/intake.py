@@ -24,6 +24,7 @@ from quire.hashing import sha256_file
 from quire.ingest.detect import detect_kind
 from quire.storage import documents, jobs
 from quire.storage.db import Database
+from quire.storage.records import Kind
 
 IntakeStatus = Literal["queued", "duplicate", "updated", "requeued"]
 
@@ -35,7 +36,7 @@ class Intake:
     document_id: int
     job_id: int | None
     status: IntakeStatus
-    kind: str
+    kind: Kind
     filename: str
     sha256: str
 

@@ -16,11 +16,13 @@ from types import FrameType
 from typing import Any
 
 from quire.config import Settings
-from quire.embed.base import Embedder, make_embedder
+from quire.embed import make_embedder
+from quire.embed.base import Embedder
 from quire.errors import EmbedderUnavailable, NotFound, QuireError
 from quire.ingest.pipeline import JobContext, run_ingest, run_reembed
 from quire.storage import documents, jobs, vectors
-from quire.storage.db import Database, open_database
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
 from quire.storage.schema import utcnow
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from quire.retrieval.lexical import STOPWORDS
 from quire.retrieval.options import Strategy
@@ -39,6 +39,9 @@ _BROAD = re.compile(
 
 class Plan(BaseModel):
     """What to search for, and how widely."""
+
+    # Fields with defaults are still always sent: generated clients see them as required.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     strategy: Strategy = "precise"
     queries: list[str] = Field(default_factory=list, max_length=5)

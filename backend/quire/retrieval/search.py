@@ -34,6 +34,7 @@ from quire.retrieval.rerank import Reranker, RerankReport, rerank
 from quire.retrieval.term_scores import TermScores
 from quire.storage import chunks, documents, vectors
 from quire.storage.db import Database
+from quire.storage.records import Kind
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class Hit:
     chunk_id: int
     document_id: int
     title: str
-    kind: str
+    kind: Kind
     filename: str
     page: int
     heading_path: str

@@ -87,12 +87,3 @@ class Database:
 def json_ids(ids: Iterable[int]) -> str:
     """A JSON array of integer ids, bound as one parameter and read with ``json_each``."""
     return "[" + ",".join(str(int(i)) for i in ids) + "]"
-
-
-def open_database(settings: Any) -> Database:
-    """Open (and migrate) the database described by ``settings``."""
-    from quire.storage.migrate import upgrade
-
-    db = Database(settings.db_path, settings.vec_db_path)
-    upgrade(db)
-    return db

@@ -1,8 +1,9 @@
-"""Run the Alembic migrations in ``migrations/`` on a Database."""
+"""Opening a library: the Database, migrated by the Alembic migrations in ``migrations/``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -34,3 +35,10 @@ def downgrade(db: Database, revision: str) -> None:
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, revision)
         conn.commit()
+
+
+def open_database(settings: Any) -> Database:
+    """Open (and migrate) the database described by ``settings``."""
+    db = Database(settings.db_path, settings.vec_db_path)
+    upgrade(db)
+    return db

@@ -61,7 +61,7 @@ class Evidence:
             chunk_id=h.chunk_id,
             document_id=h.document_id,
             title=h.title,
-            kind=h.kind,  # type: ignore[arg-type]  # a stored document's kind is a Kind
+            kind=h.kind,
             filename=h.filename,
             page=h.page,
             heading_path=h.heading_path,

@@ -195,6 +195,8 @@ class ChatEngine:
                 async for event in self._extractive(run, hits):
                     yield event
         else:
+            if not hits:  # "nothing matches" is not a model's answer: say who answered
+                run.mode, run.model = "extractive", None
             async for event in self._extractive(run, hits):
                 yield event
 

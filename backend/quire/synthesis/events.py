@@ -30,6 +30,8 @@ Stage = Literal["map", "filter", "answer", "verify"]
 class Source(BaseModel):
     """A numbered source the answer may cite: ``[n]`` in the answer is ``sources[n-1]``."""
 
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     n: int = Field(description="The number the answer cites it by.")
     chunk_id: int
     document_id: int

@@ -1,10 +1,18 @@
-// Shared test data and helpers: SSE bodies, JSON responses, sources, documents.
-import type { Message, Source } from '@/api/chat'
+// Shared test data and helpers: SSE bodies, JSON responses, chat events, sources, documents.
+import type { ChatEvent, ChatRequest, DoneEvent, Message, Source, StartEvent } from '@/api/chat'
 import type { Document, Job, Page } from '@/api/documents'
 import type { PerplexityStatus, SyncCounts, SyncRun } from '@/api/perplexity'
 
 export function sse(events: [string, unknown][], extra = ''): string {
   return events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('') + extra
+}
+
+/** A chat answer's stream as the API sends it: each event named, and its data naming it too. */
+export function chatSse(events: ChatEvent[], extra = ''): string {
+  return sse(
+    events.map((e) => [e.event, e]),
+    extra,
+  )
 }
 
 /** A Response whose body arrives in the given pieces (split anywhere, even inside a character). */
@@ -48,6 +56,7 @@ export function source(n: number, over: Partial<Source> = {}): Source {
     passage: `Passage ${n} about whales and tides.`,
     highlights: [[16, 22]],
     quote: `Passage ${n} about whales`,
+    origin_url: null,
     url: `/api/documents/3/file#page=${10 + n}`,
     view: `/api/documents/3/pages/${10 + n}`,
     score: 1.5,
@@ -93,16 +102,67 @@ export function page(over: Partial<Page> = {}): Page {
   }
 }
 
-/** Route fetch calls by "METHOD path" to handlers; unknown calls fail the test loudly. */
+/** A request's path and query, as the app wrote it ("/api/chat"): the client sends full URLs. */
+export function pathOf(request: Request): string {
+  const url = new URL(request.url)
+  return url.pathname + url.search
+}
+
+/** Route fetch calls (the app always passes a Request) by "METHOD path" to handlers; unknown
+ * calls fail the test loudly. */
 export function fetchRoutes(
-  routes: Record<string, (init?: RequestInit) => Response | Promise<Response>>,
-): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> {
-  return async (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
-    const key = `${init?.method ?? 'GET'} ${url}`
+  routes: Record<string, (request: Request) => Response | Promise<Response>>,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const key = `${request.method} ${pathOf(request)}`
     const handler = routes[key]
     if (!handler) throw new Error(`unexpected fetch: ${key}`)
-    return handler(init)
+    return handler(request)
+  }
+}
+
+/** A POST /api/chat body with the form's defaults (override anything). */
+export function chatRequest(over: Partial<ChatRequest> = {}): ChatRequest {
+  return {
+    message: 'q',
+    conversation_id: null,
+    strategy: null,
+    hyde_mode: null,
+    document_ids: [],
+    kinds: [],
+    rerank: true,
+    llm: true,
+    ...over,
+  }
+}
+
+export function startEvent(over: Partial<StartEvent> = {}): StartEvent {
+  return {
+    event: 'start',
+    conversation_id: 4,
+    user_message_id: 9,
+    question: 'What about tides?',
+    standalone_question: 'What about tides?',
+    mode: 'extractive',
+    model: null,
+    notices: [],
+    ...over,
+  }
+}
+
+export function doneEvent(over: Partial<DoneEvent> = {}): DoneEvent {
+  return {
+    event: 'done',
+    message_id: 10,
+    conversation_id: 4,
+    answer: 'Tides rise twice a day [1].',
+    citations: [1],
+    mode: 'extractive',
+    model: null,
+    notices: [],
+    timings_ms: {},
+    status: 'complete',
+    ...over,
   }
 }
 

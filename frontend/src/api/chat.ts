@@ -1,191 +1,139 @@
-// POST /api/chat (SSE), conversations and feedback (docs/chat-api.md). Request and response
-// bodies come from the generated schema; the SSE events and the Source shape are not in the
-// OpenAPI schema, so they are written here from the contract.
-import { authHeaders } from './auth'
-import { errorFrom, request, type Schemas } from './client'
-import { readEvents } from './sse'
+// POST /api/chat (SSE), conversations and feedback (docs/chat-api.md). Every type here is the
+// generated schema's: the events are backend/quire/synthesis/events.py.
+import { bodyOf, client, isAbort, type Schemas } from './client'
+import { readEvents, type SSEMessage } from './sse'
 
-export type Strategy = 'precise' | 'exhaustive'
-export type HydeMode = 'off' | 'fusion' | 'supplement'
-export type AnswerMode = 'llm' | 'extractive'
+export type ChatEvent = Schemas['ChatEvent']
+export type StartEvent = Schemas['StartEvent']
+export type PlanEvent = Schemas['PlanEvent']
+export type RetrievalEvent = Schemas['RetrievalEvent']
+export type StageEvent = Schemas['StageEvent']
+export type VerifyEvent = Schemas['VerifyEvent']
+export type DoneEvent = Schemas['DoneEvent']
+export type ErrorEvent = Schemas['ErrorEvent']
+export type Source = Schemas['Source']
+export type Plan = Schemas['Plan']
+export type AnswerMode = DoneEvent['mode']
 
-// Defaults (rerank, llm) are optional to send, though the generated type lists them.
-export type ChatRequest = Omit<Schemas['ChatIn'], 'rerank' | 'llm'> & {
-  rerank?: boolean
-  llm?: boolean
+export type ChatRequest = Schemas['ChatIn']
+/** How the next question is answered: the request's retrieval options and `llm`. */
+export type ChatOptions = Required<Omit<ChatRequest, 'message' | 'conversation_id'>>
+export type Strategy = NonNullable<ChatRequest['strategy']>
+export type HydeMode = NonNullable<ChatRequest['hyde_mode']>
+
+// A record, so that an event the backend adds is a type error here until it is listed.
+const EVENTS: Record<ChatEvent['event'], true> = {
+  start: true,
+  plan: true,
+  retrieval: true,
+  stage: true,
+  sources: true,
+  token: true,
+  verify: true,
+  done: true,
+  error: true,
 }
 
-export interface Source {
-  n: number
-  chunk_id: number
-  document_id: number
-  title: string
-  kind: string
-  filename: string
-  page: number
-  heading_path: string
-  passage: string
-  highlights: [number, number][]
-  quote: string | null
-  url: string | null
-  view: string | null
-  score: number | null
+/** An SSE message as a chat event; null for an unknown event or malformed data (skipped). */
+function parseEvent(msg: SSEMessage): ChatEvent | null {
+  if (!Object.hasOwn(EVENTS, msg.event)) return null
+  let data: unknown
+  try {
+    data = JSON.parse(msg.data)
+  } catch {
+    return null
+  }
+  // The name comes twice, as the SSE field and as the JSON's discriminator: they must agree.
+  const named =
+    typeof data === 'object' && data !== null && 'event' in data && data.event === msg.event
+  return named ? (data as ChatEvent) : null
 }
 
-export interface Plan {
-  strategy: string
-  queries: string[]
-  hard_keywords: string[]
-  hyde_passage: string | null
-  source: string
+/** The events of a stream; a connection dropped mid-answer just ends them (a stop throws). */
+async function* eventsOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+  try {
+    for await (const msg of readEvents(stream)) {
+      const event = parseEvent(msg)
+      if (event) yield event
+    }
+  } catch (err) {
+    if (isAbort(err)) throw err
+  }
 }
 
-export interface StartEvent {
-  conversation_id: number
-  user_message_id: number
-  question: string
-  standalone_question: string
-  mode: AnswerMode
-  model: string | null
-  notices: string[]
+/** What a stream that ended before `done` or `error` is reported as. */
+export function streamCut(): ErrorEvent {
+  return {
+    event: 'error',
+    error: {
+      status: 0,
+      code: 'stream_cut',
+      message: 'the answer stream ended early; the server may have restarted',
+      detail: null,
+    },
+    retryable: true,
+    message_id: null,
+  }
 }
-
-export interface RetrievalEvent {
-  counts: Record<string, number>
-  timings_ms: Record<string, number>
-  notices: string[]
-  hyde_used: boolean
-  rerank: Record<string, unknown> | null
-  candidates: number
-  round: number
-}
-
-export interface StageEvent {
-  stage: 'map' | 'filter' | 'answer' | 'verify'
-  done: number
-  total: number
-}
-
-export interface VerifyEvent {
-  status: 'ok' | 'missed-info'
-  suggestion: string | null
-  round: number
-}
-
-export interface DoneEvent {
-  message_id: number
-  conversation_id: number
-  answer: string
-  citations: number[]
-  mode: AnswerMode
-  model: string | null
-  timings_ms: Record<string, number>
-  status: 'complete'
-}
-
-export interface ErrorEvent {
-  status: number
-  code: string
-  message: string
-  retryable: boolean
-  message_id: number | null
-}
-
-export type ChatEvent =
-  | { event: 'start'; data: StartEvent }
-  | { event: 'plan'; data: Plan }
-  | { event: 'retrieval'; data: RetrievalEvent }
-  | { event: 'stage'; data: StageEvent }
-  | { event: 'sources'; data: { sources: Source[] } }
-  | { event: 'token'; data: { text: string } }
-  | { event: 'verify'; data: VerifyEvent }
-  | { event: 'done'; data: DoneEvent }
-  | { event: 'error'; data: ErrorEvent }
-
-const KNOWN = new Set([
-  'start',
-  'plan',
-  'retrieval',
-  'stage',
-  'sources',
-  'token',
-  'verify',
-  'done',
-  'error',
-])
 
 /**
  * Ask a question; `onEvent` sees every event in order. Resolves when the stream ends (after
  * `done` or `error`); a stream cut before either yields a synthetic `error` event. Errors before
- * the stream starts (400/404/422) reject with an ApiError; `signal` stops the stream.
+ * the stream starts (400/404/422, the server unreachable) reject with an ApiError; `signal`
+ * stops the stream (an AbortError).
  */
 export async function streamChat(
   body: ChatRequest,
   onEvent: (ev: ChatEvent) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const resp = await fetch('/api/chat', {
-    method: 'POST',
-    headers: { ...authHeaders(), 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-    body: JSON.stringify(body),
-    signal,
-  })
-  if (!resp.ok || !resp.body) throw errorFrom(resp.status, await resp.text())
+  const stream = await bodyOf(
+    client.POST('/api/chat', {
+      body,
+      parseAs: 'stream',
+      headers: { Accept: 'text/event-stream' },
+      signal,
+    }),
+  )
   let ended = false
-  for await (const msg of readEvents(resp.body)) {
-    if (!KNOWN.has(msg.event)) continue
-    let data: unknown
-    try {
-      data = JSON.parse(msg.data)
-    } catch {
-      continue
-    }
-    onEvent({ event: msg.event, data } as ChatEvent)
-    if (msg.event === 'done' || msg.event === 'error') ended = true
+  for await (const event of eventsOf(stream)) {
+    onEvent(event)
+    if (event.event === 'done' || event.event === 'error') ended = true
   }
-  if (!ended) {
-    onEvent({
-      event: 'error',
-      data: {
-        status: 0,
-        code: 'stream_cut',
-        message: 'the answer stream ended early; the server may have restarted',
-        retryable: true,
-        message_id: null,
-      },
-    })
-  }
+  if (!ended) onEvent(streamCut())
 }
 
-export type Feedback = Schemas['FeedbackIn'] & { comment: string | null }
-
-/** A stored message; the JSON columns typed as the events that produced them. */
-export type Message = Omit<Schemas['MessageOut'], 'sources' | 'plan' | 'verify' | 'feedback'> & {
-  sources: Source[]
-  plan: Plan | null
-  verify: VerifyEvent | null
-  feedback: { rating: number; comment?: string | null } | null
-}
-
+export type Feedback = Required<Schemas['FeedbackIn']>
+export type Message = Schemas['MessageOut']
 export type ConversationBrief = Schemas['ConversationBrief']
-
-export type Conversation = Omit<Schemas['ConversationOut'], 'messages'> & { messages: Message[] }
+export type Conversation = Schemas['ConversationOut']
 
 export async function listConversations(): Promise<ConversationBrief[]> {
-  return (await request<Schemas['ConversationList']>('/api/conversations')).conversations
+  return (await bodyOf(client.GET('/api/conversations'))).conversations
 }
 
 export function getConversation(id: number): Promise<Conversation> {
-  return request<Conversation>(`/api/conversations/${id}`)
+  return bodyOf(
+    client.GET('/api/conversations/{conversation_id}', {
+      params: { path: { conversation_id: id } },
+    }),
+  )
 }
 
-export function deleteConversation(id: number): Promise<void> {
-  return request<void>(`/api/conversations/${id}`, { method: 'DELETE' })
+export async function deleteConversation(id: number): Promise<void> {
+  await client.DELETE('/api/conversations/{conversation_id}', {
+    params: { path: { conversation_id: id } },
+  })
 }
 
 export function sendFeedback(
   messageId: number,
   feedback: Feedback,
 ): Promise<Schemas['FeedbackCreated']> {
-  return request(`/api/messages/${messageId}/feedback`, { method: 'POST', json: feedback })
+  return bodyOf(
+    client.POST('/api/messages/{message_id}/feedback', {
+      params: { path: { message_id: messageId } },
+      body: feedback,
+    }),
+  )
 }

@@ -1,7 +1,15 @@
-// The one way the app talks to the API: JSON in, JSON out, every error as an ApiError carrying
-// the backend's error envelope ({"error": {status, code, message, detail}}).
+// The one way the app talks to the API. Every request (JSON, the SSE streams, original files)
+// goes through apiFetch, which sends the API token and throws every failure as an ApiError
+// carrying the backend's error envelope ({"error": {status, code, message, detail}}); `client`
+// is the typed client over it, so a path's parameters, body and response come from schema.d.ts:
+//
+//   const doc = await bodyOf(
+//     client.GET('/api/documents/{document_id}', { params: { path: { document_id: 3 } } }),
+//   )
+import createClient from 'openapi-fetch'
+
 import { authHeaders, tokenRequired } from './auth'
-import type { components } from './schema'
+import type { components, paths } from './schema'
 
 export type Schemas = components['schemas']
 export type ErrorBody = Schemas['ErrorBody']
@@ -11,12 +19,13 @@ export class ApiError extends Error {
   readonly code: string
   readonly detail: unknown
 
-  constructor(body: ErrorBody) {
+  /** ``detail`` may be left out by errors the app makes itself (network, aborts). */
+  constructor(body: Omit<ErrorBody, 'detail'> & { detail?: unknown }) {
     super(body.message)
     this.name = 'ApiError'
     this.status = body.status
     this.code = body.code
-    this.detail = body.detail
+    this.detail = body.detail ?? null
   }
 }
 
@@ -39,31 +48,41 @@ export function errorFrom(status: number, text: string): ApiError {
   return new ApiError({ status, code: status === 0 ? 'network_error' : 'http_error', message })
 }
 
-export async function request<T>(
-  path: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<T> {
-  const { json, ...rest } = init
-  const headers = new Headers({
-    ...authHeaders(),
-    ...Object.fromEntries(new Headers(rest.headers)),
-  })
-  headers.set('Accept', 'application/json')
-  if (json !== undefined) headers.set('Content-Type', 'application/json')
+/** The user stopped the request: not an error to show. */
+export function isAbort(err: unknown): boolean {
+  return err instanceof DOMException && err.name === 'AbortError'
+}
+
+/** Send a request with the API token; a refusal or an unreachable server throws an ApiError. */
+export async function apiFetch(input: Request | string): Promise<Response> {
+  const request = typeof input === 'string' ? new Request(new URL(input, location.origin)) : input
+  for (const [name, value] of Object.entries(authHeaders())) request.headers.set(name, value)
   let resp: Response
   try {
-    resp = await fetch(path, {
-      ...rest,
-      headers,
-      body: json !== undefined ? JSON.stringify(json) : rest.body,
-    })
+    resp = await fetch(request)
   } catch (err) {
-    if (err instanceof DOMException && err.name === 'AbortError') throw err
+    if (isAbort(err)) throw err
     throw errorFrom(0, '')
   }
   if (!resp.ok) throw errorFrom(resp.status, await resp.text())
-  if (resp.status === 204) return undefined as T
-  return (await resp.json()) as T
+  return resp
+}
+
+export const client = createClient<paths>({
+  // Absolute: a Request built outside a page (Vitest) needs it; the same URLs as "/api/...".
+  baseUrl: location.origin,
+  fetch: apiFetch,
+  headers: { Accept: 'application/json' },
+})
+
+/** The body of a successful call through `client` (apiFetch has thrown every failure). */
+export async function bodyOf<T>(
+  call: Promise<{ data?: T; response: Response }>,
+): Promise<NonNullable<T>> {
+  const { data, response } = await call
+  // No body where one was due (an empty answer from a proxy) fails like any other answer.
+  if (data === undefined || data === null) throw errorFrom(response.status, '')
+  return data
 }
 
 /** A readable message for anything thrown at the UI. */

@@ -1,35 +1,49 @@
-import { request, type Schemas } from './client'
+import { bodyOf, client, type Schemas } from './client'
 
 export type Document = Schemas['DocumentOut']
 export type Job = Schemas['JobOut']
 export type Page = Schemas['PageOut']
 export type PageBrief = Schemas['PageBrief']
-export type Kind = 'pdf' | 'epub' | 'perplexity' | 'markdown' | 'text'
+export type Kind = Schemas['ChatIn']['kinds'][number]
 
-export const KINDS: Kind[] = ['pdf', 'epub', 'perplexity', 'markdown', 'text']
+// A record, so that a kind the backend adds is a type error here until it is listed.
+const KIND_NAMES: Record<Kind, true> = {
+  pdf: true,
+  epub: true,
+  perplexity: true,
+  markdown: true,
+  text: true,
+}
+export const KINDS = Object.keys(KIND_NAMES) as Kind[]
+
+const byId = (document_id: number) => ({ params: { path: { document_id } } })
 
 export async function listDocuments(): Promise<Document[]> {
-  return (await request<Schemas['DocumentList']>('/api/documents')).documents
+  return (await bodyOf(client.GET('/api/documents'))).documents
 }
 
 export function getDocument(id: number): Promise<Document> {
-  return request<Document>(`/api/documents/${id}`)
+  return bodyOf(client.GET('/api/documents/{document_id}', byId(id)))
 }
 
-export function deleteDocument(id: number): Promise<void> {
-  return request<void>(`/api/documents/${id}`, { method: 'DELETE' })
+export async function deleteDocument(id: number): Promise<void> {
+  await client.DELETE('/api/documents/{document_id}', byId(id))
 }
 
 export function reingestDocument(id: number): Promise<Job> {
-  return request<Job>(`/api/documents/${id}/reingest`, { method: 'POST' })
+  return bodyOf(client.POST('/api/documents/{document_id}/reingest', byId(id)))
 }
 
 export async function listPages(id: number): Promise<PageBrief[]> {
-  return (await request<Schemas['PageList']>(`/api/documents/${id}/pages`)).pages
+  return (await bodyOf(client.GET('/api/documents/{document_id}/pages', byId(id)))).pages
 }
 
 export function getPage(id: number, page: number): Promise<Page> {
-  return request<Page>(`/api/documents/${id}/pages/${page}`)
+  return bodyOf(
+    client.GET('/api/documents/{document_id}/pages/{page}', {
+      params: { path: { document_id: id, page } },
+    }),
+  )
 }
 
 /** The original file; PDF viewers open it at `#page=N`. */

@@ -1,14 +1,14 @@
-import { request, type Schemas } from './client'
+import { bodyOf, client, type Schemas } from './client'
 
 export type Health = Schemas['HealthOut']
 
 export function getHealth(): Promise<Health> {
-  return request<Health>('/api/health')
+  return bodyOf(client.GET('/api/health'))
 }
 
 export type LlmStatus = Schemas['LLMStatus']
 export type LlmBackend = Schemas['LLMBackendOut']
 
 export function getLlmStatus(): Promise<LlmStatus> {
-  return request<LlmStatus>('/api/llm')
+  return bodyOf(client.GET('/api/llm'))
 }

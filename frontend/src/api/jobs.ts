@@ -1,10 +1,11 @@
-import { authHeaders } from './auth'
-import { errorFrom, request } from './client'
+import { bodyOf, client } from './client'
 import type { Job } from './documents'
 import { readEvents } from './sse'
 
+const byId = (job_id: number) => ({ params: { path: { job_id } } })
+
 export function getJob(id: number): Promise<Job> {
-  return request<Job>(`/api/jobs/${id}`)
+  return bodyOf(client.GET('/api/jobs/{job_id}', byId(id)))
 }
 
 const finished = (job: Job) => job.status === 'done' || job.status === 'failed'
@@ -41,14 +42,17 @@ export function watchJob(id: number, onUpdate: (job: Job) => void, pollMs = 1000
 
   const follow = async () => {
     try {
-      const resp = await fetch(`/api/jobs/${id}/events`, {
-        headers: { ...authHeaders(), Accept: 'text/event-stream' },
-        signal: controller.signal,
-      })
-      if (!resp.ok || !resp.body) throw errorFrom(resp.status, await resp.text())
-      for await (const msg of readEvents(resp.body)) {
+      const stream = await bodyOf(
+        client.GET('/api/jobs/{job_id}/events', {
+          ...byId(id),
+          parseAs: 'stream',
+          headers: { Accept: 'text/event-stream' },
+          signal: controller.signal,
+        }),
+      )
+      for await (const msg of readEvents(stream)) {
         if (msg.event !== 'progress' && msg.event !== 'done' && msg.event !== 'failed') continue
-        const job = JSON.parse(msg.data) as Job
+        const job: Job = JSON.parse(msg.data)
         onUpdate(job)
         if (finished(job)) return stop()
       }

@@ -559,8 +559,11 @@ export interface components {
         DocumentOut: {
             /** Id */
             id: number;
-            /** Kind */
-            kind: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text";
             /** Title */
             title: string | null;
             /** Author */
@@ -670,7 +673,7 @@ export interface components {
             /** Message */
             message: string;
             /** Detail */
-            detail?: unknown;
+            detail: unknown;
         };
         /**
          * ErrorEvent
@@ -726,11 +729,6 @@ export interface components {
             /** Comment */
             comment?: string | null;
         };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
-        };
         /** HealthOut */
         HealthOut: {
             /**
@@ -760,8 +758,11 @@ export interface components {
             document_id: number;
             /** Title */
             title: string;
-            /** Kind */
-            kind: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text";
             /** Filename */
             filename: string;
             /** Page */
@@ -1031,11 +1032,11 @@ export interface components {
              */
             strategy: "precise" | "exhaustive";
             /** Queries */
-            queries?: string[];
+            queries: string[];
             /** Hard Keywords */
-            hard_keywords?: string[];
+            hard_keywords: string[];
             /** Hyde Passage */
-            hyde_passage?: string | null;
+            hyde_passage: string | null;
             /**
              * Source
              * @default heuristic
@@ -1325,17 +1326,17 @@ export interface components {
              * Origin Url
              * @description The original's own address on the web (a Perplexity thread).
              */
-            origin_url?: string | null;
+            origin_url: string | null;
             /**
              * Url
              * @description The original at this page (set by the API).
              */
-            url?: string | null;
+            url: string | null;
             /**
              * View
              * @description The page's text (set by the API).
              */
-            view?: string | null;
+            view: string | null;
         };
         /**
          * SourcesEvent
@@ -1466,21 +1467,8 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: string | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text") | null;
             error?: components["schemas"]["UploadError"] | null;
-        };
-        /** ValidationError */
-        ValidationError: {
-            /** Location */
-            loc: (string | number)[];
-            /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
-            /** Input */
-            input?: unknown;
-            /** Context */
-            ctx?: Record<string, never>;
         };
         /** VectorStatus */
         VectorStatus: {
@@ -1535,6 +1523,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocumentList"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -1978,13 +1975,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Unprocessable Entity */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2006,7 +2003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["JobOut"];
+                    "text/event-stream": unknown;
                 };
             };
             /** @description No such job */
@@ -2018,13 +2015,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Malformed job id */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2099,7 +2096,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["ChatEvent"];
+                    "text/event-stream": unknown;
                 };
             };
             /** @description Empty or too long message */
@@ -2147,6 +2144,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationList"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2318,6 +2324,15 @@ export interface operations {
                     "application/json": components["schemas"]["LLMStatus"];
                 };
             };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     list_models_v1_models_get: {
@@ -2338,6 +2353,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2411,6 +2435,15 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOut"];
                 };
             };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     start_sync_api_perplexity_sync_post: {
@@ -2444,13 +2477,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Unprocessable Entity */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2475,13 +2508,13 @@ export interface operations {
                     "application/json": components["schemas"]["PerplexityStatusOut"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Unprocessable Entity */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
             /** @description Service Unavailable */

@@ -61,7 +61,8 @@ function textToken(state: StateCore, content: string): Token {
   return t
 }
 
-export function pageLabel(src: Pick<Source, 'kind' | 'page' | 'heading_path'>): string {
+/** Where in its document a source is (any string `kind`: DocumentOut types it as one). */
+export function pageLabel(src: Pick<Source, 'page' | 'heading_path'> & { kind: string }): string {
   if (src.kind === 'pdf') return `page ${src.page}`
   if (src.kind === 'perplexity') return `turn ${src.page}`
   return src.heading_path ? `§ ${src.heading_path}` : `section ${src.page}`

@@ -6,18 +6,15 @@ import { computed, reactive, ref } from 'vue'
 import * as api from '@/api/chat'
 import type {
   AnswerMode,
+  ChatOptions,
   ConversationBrief,
-  HydeMode,
   Message,
-  Plan,
+  PlanEvent,
   RetrievalEvent,
   Source,
   StageEvent,
-  Strategy,
-  VerifyEvent,
 } from '@/api/chat'
-import { messageOf } from '@/api/client'
-import type { Kind } from '@/api/documents'
+import { isAbort, messageOf } from '@/api/client'
 import { getLlmStatus, type LlmStatus } from '@/api/health'
 
 /** A message as shown: stored messages plus the one still streaming. */
@@ -31,19 +28,10 @@ export interface ChatMessage extends Omit<Message, 'id' | 'status'> {
 
 export interface Progress {
   phase: 'starting' | 'planning' | 'retrieving' | 'answering' | 'verifying' | 'done'
-  plan: Plan | null
+  plan: PlanEvent | null
   retrieval: RetrievalEvent[]
-  stages: Record<string, StageEvent>
+  stages: Partial<Record<StageEvent['stage'], StageEvent>>
   notices: string[]
-}
-
-export interface ChatOptions {
-  strategy: Strategy | null
-  hydeMode: HydeMode | null
-  documentIds: number[]
-  kinds: Kind[]
-  rerank: boolean
-  llm: boolean
 }
 
 let keySeq = 0
@@ -84,8 +72,8 @@ export const useChatStore = defineStore('chat', () => {
   const loadError = ref<string | null>(null)
   const options = reactive<ChatOptions>({
     strategy: null,
-    hydeMode: null,
-    documentIds: [],
+    hyde_mode: null,
+    document_ids: [],
     kinds: [],
     rerank: true,
     llm: true,
@@ -154,19 +142,14 @@ export const useChatStore = defineStore('chat', () => {
     running.value = true
     controller = new AbortController()
     const request: api.ChatRequest = {
+      ...options,
       message: text,
       conversation_id: conversationId.value,
-      strategy: options.strategy,
-      hyde_mode: options.hydeMode,
-      document_ids: options.documentIds,
-      kinds: options.kinds,
-      rerank: options.rerank,
-      llm: options.llm,
     }
     try {
       await api.streamChat(request, (ev) => apply(ev, asked, live), controller.signal)
     } catch (err) {
-      if (err instanceof DOMException && err.name === 'AbortError') {
+      if (isAbort(err)) {
         live.status = 'interrupted'
       } else {
         live.status = 'error'
@@ -185,53 +168,54 @@ export const useChatStore = defineStore('chat', () => {
     const p = progress.value!
     switch (ev.event) {
       case 'start':
-        conversationId.value = ev.data.conversation_id
-        user.id = ev.data.user_message_id
-        live.mode = ev.data.mode
-        live.model = ev.data.model
-        live.notices = [...ev.data.notices]
-        p.notices.push(...ev.data.notices)
+        conversationId.value = ev.conversation_id ?? conversationId.value
+        user.id = ev.user_message_id
+        live.mode = ev.mode
+        live.model = ev.model
+        live.notices = [...ev.notices]
+        p.notices.push(...ev.notices)
         p.phase = 'planning'
-        if (!title.value) title.value = ev.data.question.slice(0, 80)
+        if (!title.value) title.value = ev.question.slice(0, 80)
         break
       case 'plan':
-        live.plan = ev.data
-        p.plan = ev.data
+        live.plan = ev
+        p.plan = ev
         p.phase = 'retrieving'
         break
       case 'retrieval':
-        p.retrieval.push(ev.data)
-        p.notices.push(...ev.data.notices.filter((n) => !p.notices.includes(n)))
+        p.retrieval.push(ev)
+        p.notices.push(...ev.notices.filter((n) => !p.notices.includes(n)))
         p.phase = 'answering'
         break
       case 'stage':
-        p.stages[ev.data.stage] = ev.data
-        p.phase = ev.data.stage === 'verify' ? 'verifying' : 'answering'
+        p.stages[ev.stage] = ev
+        p.phase = ev.stage === 'verify' ? 'verifying' : 'answering'
         break
       case 'sources':
-        live.sources = ev.data.sources
+        live.sources = ev.sources
         break
       case 'token':
-        live.content += ev.data.text
+        live.content += ev.text
         p.phase = 'answering'
         break
       case 'verify':
-        live.verify = ev.data as VerifyEvent
+        live.verify = ev
         break
       case 'done':
-        live.id = ev.data.message_id
-        live.content = ev.data.answer
-        live.citations = ev.data.citations
-        live.mode = ev.data.mode
-        live.model = ev.data.model
-        live.timings_ms = ev.data.timings_ms
+        live.id = ev.message_id
+        live.content = ev.answer
+        live.citations = ev.citations
+        live.mode = ev.mode
+        live.model = ev.model
+        live.notices = [...ev.notices]
+        live.timings_ms = ev.timings_ms
         live.status = 'complete'
-        conversationId.value = ev.data.conversation_id
+        conversationId.value = ev.conversation_id ?? conversationId.value
         break
       case 'error':
-        live.id = ev.data.message_id
+        live.id = ev.message_id
         live.status = live.content ? 'interrupted' : 'error'
-        live.error = ev.data.message
+        live.error = ev.error.message
         break
     }
   }

@@ -38,7 +38,7 @@ def get_job(job_id: IdPath, db: DbDep) -> JobOut:
     response_class=EventStream,
     responses={
         200: {"model": JobOut, "description": "`progress`, then `done` or `failed` events."},
-        **stream_error_responses({404: "No such job"}),
+        **stream_error_responses({404: "No such job", 422: "Malformed job id"}),
     },
 )
 async def job_events(job_id: IdPath, db: DbDep, request: Request) -> EventStream:

@@ -13,6 +13,7 @@ from quire.api.schemas import error_responses
 from quire.retrieval.options import SearchOptions, Strategy
 from quire.retrieval.planner import Plan
 from quire.retrieval.rerank import RerankReport
+from quire.storage.records import Kind
 
 router = APIRouter(prefix="/api", tags=["search"])
 
@@ -27,7 +28,7 @@ class HitOut(BaseModel):
     chunk_id: int
     document_id: int
     title: str
-    kind: str
+    kind: Kind
     filename: str
     page: int
     heading_path: str

@@ -1,9 +1,20 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 
-import { errorJson, json, streamResponse } from '@/__tests__/fixtures'
+import {
+  chatRequest,
+  chatSse,
+  doneEvent,
+  errorJson,
+  job,
+  json,
+  pathOf,
+  sse,
+  streamResponse,
+} from '@/__tests__/fixtures'
 import { apiToken, setApiToken, tokenRequired } from '../auth'
 import { streamChat } from '../chat'
-import { request } from '../client'
+import { listDocuments } from '../documents'
+import { watchJob } from '../jobs'
 import { uploadFile } from '../upload'
 
 afterEach(() => {
@@ -12,17 +23,21 @@ afterEach(() => {
 })
 
 describe('the API token', () => {
-  it('is sent as a bearer header by fetch, the chat stream and uploads', async () => {
+  it('is sent as a bearer header by requests, both streams and uploads', async () => {
     setApiToken('  s3cret ')
     expect(apiToken.value).toBe('s3cret')
     expect(localStorage.getItem('quire.apiToken')).toBe('s3cret')
-    const auth: (string | null)[] = []
-    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
-      auth.push(new Headers(init.headers).get('Authorization'))
-      return url === '/api/chat' ? streamResponse(['event: done\ndata: {}\n\n']) : json({})
+    const auth: Record<string, string | null> = {}
+    vi.stubGlobal('fetch', async (req: Request) => {
+      auth[pathOf(req)] = req.headers.get('Authorization')
+      if (pathOf(req) === '/api/chat') return streamResponse([chatSse([doneEvent()])])
+      if (pathOf(req) === '/api/jobs/2/events')
+        return streamResponse([sse([['done', job({ id: 2, status: 'done' })]])])
+      return json({ documents: [] })
     })
-    await request('/api/documents')
-    await streamChat({ message: 'q' }, () => {})
+    await listDocuments()
+    await streamChat(chatRequest(), () => {})
+    await new Promise((resolve) => watchJob(2, resolve))
     const headers: Record<string, string> = {}
     const xhr = {
       upload: {},
@@ -37,13 +52,17 @@ describe('the API token', () => {
       () => {},
       () => xhr as unknown as XMLHttpRequest,
     )
-    expect(auth).toEqual(['Bearer s3cret', 'Bearer s3cret'])
+    expect(auth).toEqual({
+      '/api/documents': 'Bearer s3cret',
+      '/api/chat': 'Bearer s3cret',
+      '/api/jobs/2/events': 'Bearer s3cret',
+    })
     expect(headers.Authorization).toBe('Bearer s3cret')
   })
 
   it('is asked for when the API answers 401, and forgotten when cleared', async () => {
     vi.stubGlobal('fetch', async () => errorJson(401, 'unauthorized', 'an API token is required'))
-    await expect(request('/api/documents')).rejects.toMatchObject({ status: 401 })
+    await expect(listDocuments()).rejects.toMatchObject({ status: 401 })
     expect(tokenRequired.value).toBe(true)
     setApiToken('x')
     expect(tokenRequired.value).toBe(false)

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 
-import { job, json, sse, streamResponse } from '@/__tests__/fixtures'
+import { job, json, pathOf, sse, streamResponse } from '@/__tests__/fixtures'
 import type { Job } from '../documents'
 import { watchJob } from '../jobs'
 
@@ -13,7 +13,7 @@ const flush = () => new Promise((r) => setTimeout(r, 0))
 
 describe('watchJob', () => {
   it('follows the SSE stream until done', async () => {
-    const fetch = vi.fn(async () =>
+    const fetch = vi.fn<(req: Request) => Promise<Response>>(async () =>
       streamResponse([
         sse([
           ['progress', job({ progress: 0.4, stage: 'embed' })],
@@ -27,14 +27,18 @@ describe('watchJob', () => {
     await vi.waitFor(() => expect(seen).toHaveLength(2))
     expect(seen.map((j) => j.progress)).toEqual([0.4, 1])
     expect(fetch).toHaveBeenCalledTimes(1)
-    expect((fetch.mock.calls[0] as unknown as [string])[0]).toBe('/api/jobs/1/events')
+    const req = fetch.mock.calls[0]![0]
+    expect(pathOf(req)).toBe('/api/jobs/1/events')
+    expect(req.headers.get('Accept')).toBe('text/event-stream')
   })
 
   it('falls back to polling when the stream fails', async () => {
     vi.useFakeTimers()
     const states = [job({ progress: 0.5 }), job({ status: 'failed', error: 'not a PDF' })]
-    const fetch = vi.fn(async (url: string) =>
-      url.endsWith('/events') ? new Response('bad gateway', { status: 502 }) : json(states.shift()),
+    const fetch = vi.fn(async (req: Request) =>
+      pathOf(req).endsWith('/events')
+        ? new Response('bad gateway', { status: 502 })
+        : json(states.shift()),
     )
     vi.stubGlobal('fetch', fetch)
     const seen: Job[] = []

@@ -52,9 +52,9 @@ describe('ChatOptions', () => {
     await docs.trigger('change')
     expect(chat.options).toMatchObject({
       strategy: 'exhaustive',
-      hydeMode: 'fusion',
+      hyde_mode: 'fusion',
       kinds: ['epub'],
-      documentIds: [3],
+      document_ids: [3],
     })
     expect(w.get('summary').text()).toContain('2 filters')
   })

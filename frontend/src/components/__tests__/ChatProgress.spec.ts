@@ -10,6 +10,7 @@ describe('ChatProgress', () => {
         progress: {
           phase: 'answering',
           plan: {
+            event: 'plan',
             strategy: 'exhaustive',
             queries: ['tides', 'moon'],
             hard_keywords: ['512(k)'],
@@ -18,16 +19,18 @@ describe('ChatProgress', () => {
           },
           retrieval: [
             {
+              event: 'retrieval',
               counts: { bm25: 40, dense: 40 },
               timings_ms: { total: 1234 },
               notices: [],
               hyde_used: true,
               rerank: null,
               candidates: 80,
+              strategy: 'exhaustive',
               round: 1,
             },
           ],
-          stages: { map: { stage: 'map', done: 3, total: 8 } },
+          stages: { map: { event: 'stage', stage: 'map', done: 3, total: 8 } },
           notices: ['no reranker model installed'],
         },
       },

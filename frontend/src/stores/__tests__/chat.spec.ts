@@ -1,12 +1,13 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 
-import { source, storedMessage } from '@/__tests__/fixtures'
+import { doneEvent, source, startEvent, storedMessage } from '@/__tests__/fixtures'
 import * as api from '@/api/chat'
 import { ApiError } from '@/api/client'
 import { useChatStore } from '../chat'
 
-vi.mock('@/api/chat', () => ({
+vi.mock('@/api/chat', async (importOriginal) => ({
+  streamCut: (await importOriginal<typeof api>()).streamCut,
   streamChat: vi.fn(),
   listConversations: vi.fn(async () => []),
   getConversation: vi.fn(),
@@ -16,15 +17,7 @@ vi.mock('@/api/chat', () => ({
 
 const streamChat = vi.mocked(api.streamChat)
 
-const start: api.StartEvent = {
-  conversation_id: 4,
-  user_message_id: 9,
-  question: 'What about tides?',
-  standalone_question: 'What about tides?',
-  mode: 'extractive',
-  model: null,
-  notices: ['no LLM reachable: extractive answer'],
-}
+const start = startEvent({ notices: ['no LLM reachable: extractive answer'] })
 
 beforeEach(() => {
   setActivePinia(createPinia())
@@ -35,52 +28,46 @@ describe('chat store', () => {
   it('streams an answer: progress, sources, tokens, then the stored answer', async () => {
     const seenDuring: string[] = []
     streamChat.mockImplementation(async (req, on) => {
-      expect(req).toMatchObject({
+      expect(req).toEqual({
         message: 'What about tides?',
         conversation_id: null,
+        strategy: null,
+        hyde_mode: null,
+        document_ids: [],
+        kinds: [],
         llm: true,
         rerank: true,
       })
-      on({ event: 'start', data: start })
+      on(start)
       on({
         event: 'plan',
-        data: {
-          strategy: 'precise',
-          queries: ['tides'],
-          hard_keywords: [],
-          hyde_passage: null,
-          source: 'heuristic',
-        },
+        strategy: 'precise',
+        queries: ['tides'],
+        hard_keywords: [],
+        hyde_passage: null,
+        source: 'heuristic',
       })
       on({
         event: 'retrieval',
-        data: {
-          counts: { bm25: 5, fused: 5 },
-          timings_ms: { total: 12 },
-          notices: [],
-          hyde_used: false,
-          rerank: null,
-          candidates: 5,
-          round: 1,
-        },
+        counts: { bm25: 5, fused: 5 },
+        timings_ms: { total: 12 },
+        notices: [],
+        hyde_used: false,
+        rerank: null,
+        candidates: 5,
+        strategy: 'precise',
+        round: 1,
       })
-      on({ event: 'sources', data: { sources: [source(1), source(2)] } })
-      on({ event: 'token', data: { text: 'Tides rise' } })
+      on({ event: 'sources', sources: [source(1), source(2)] })
+      on({ event: 'token', text: 'Tides rise' })
       seenDuring.push(useChatStore().messages[1]!.content)
-      on({ event: 'token', data: { text: ' twice [1] [9]' } })
-      on({
-        event: 'done',
-        data: {
-          message_id: 10,
-          conversation_id: 4,
+      on({ event: 'token', text: ' twice [1] [9]' })
+      on(
+        doneEvent({
           answer: 'Tides rise twice [1]',
-          citations: [1],
-          mode: 'extractive',
-          model: null,
-          timings_ms: {},
-          status: 'complete',
-        },
-      })
+          notices: ['no LLM reachable: extractive answer', 'the answer was not verified.'],
+        }),
+      )
     })
     const chat = useChatStore()
     await chat.ask('  What about tides?  ')
@@ -94,7 +81,9 @@ describe('chat store', () => {
       citations: [1],
       status: 'complete',
       mode: 'extractive',
+      notices: ['no LLM reachable: extractive answer', 'the answer was not verified.'],
     })
+    expect(answer!.plan).toMatchObject({ strategy: 'precise', queries: ['tides'] })
     expect(chat.sources).toHaveLength(2)
     expect(chat.conversationId).toBe(4)
     expect(chat.running).toBe(false)
@@ -109,33 +98,42 @@ describe('chat store', () => {
     const chat = useChatStore()
     Object.assign(chat.options, {
       strategy: 'exhaustive',
-      hydeMode: 'off',
-      documentIds: [3],
-      kinds: ['pdf'],
-      llm: false,
-    })
-    await chat.ask('list every treaty')
-    expect(streamChat.mock.calls[0]![0]).toMatchObject({
-      strategy: 'exhaustive',
       hyde_mode: 'off',
       document_ids: [3],
       kinds: ['pdf'],
       llm: false,
     })
+    await chat.ask('list every treaty')
+    expect(streamChat.mock.calls[0]![0]).toEqual({
+      message: 'list every treaty',
+      conversation_id: null,
+      strategy: 'exhaustive',
+      hyde_mode: 'off',
+      document_ids: [3],
+      kinds: ['pdf'],
+      rerank: true,
+      llm: false,
+    })
   })
 
-  it('tracks LLM stage progress', async () => {
+  it('tracks LLM stage progress and the verification', async () => {
     streamChat.mockImplementation(async (_req, on) => {
-      on({ event: 'start', data: { ...start, mode: 'llm', model: 'ollama:llama3.2' } })
-      on({ event: 'stage', data: { stage: 'map', done: 2, total: 5 } })
-      expect(useChatStore().progress!.stages.map).toEqual({ stage: 'map', done: 2, total: 5 })
-      on({ event: 'stage', data: { stage: 'verify', done: 0, total: 1 } })
+      on({ ...start, mode: 'llm', model: 'ollama:llama3.2' })
+      on({ event: 'stage', stage: 'map', done: 2, total: 5 })
+      expect(useChatStore().progress!.stages.map).toMatchObject({ done: 2, total: 5 })
+      expect(useChatStore().progress!.phase).toBe('answering')
+      on({ event: 'stage', stage: 'verify', done: 0, total: 1 })
       expect(useChatStore().progress!.phase).toBe('verifying')
+      on({ event: 'verify', status: 'missed-info', suggestion: 'the 1990 treaty', round: 1 })
     })
     const chat = useChatStore()
     await chat.ask('q')
     expect(chat.messages[1]!.mode).toBe('llm')
     expect(chat.messages[1]!.model).toBe('ollama:llama3.2')
+    expect(chat.messages[1]!.verify).toMatchObject({
+      status: 'missed-info',
+      suggestion: 'the 1990 treaty',
+    })
   })
 
   it('stop() aborts the stream and keeps the partial answer as interrupted', async () => {
@@ -144,8 +142,8 @@ describe('chat store', () => {
       (_req, on, s) =>
         new Promise((_resolve, reject) => {
           signal = s
-          on({ event: 'start', data: start })
-          on({ event: 'token', data: { text: 'Partial' } })
+          on(start)
+          on({ event: 'token', text: 'Partial' })
           s!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))
         }),
     )
@@ -156,32 +154,41 @@ describe('chat store', () => {
     await done
     expect(signal!.aborted).toBe(true)
     expect(chat.messages[1]).toMatchObject({ content: 'Partial', status: 'interrupted' })
+    expect(chat.messages[1]!.error).toBeNull()
     expect(chat.running).toBe(false)
   })
 
-  it('shows errors: in the stream, and before it', async () => {
+  it('shows errors: in the stream, after part of the answer, and before it', async () => {
     streamChat.mockImplementationOnce(async (_req, on) => {
-      on({ event: 'start', data: start })
+      on(start)
       on({
         event: 'error',
-        data: {
-          status: 503,
-          code: 'llm_unavailable',
-          message: 'Ollama is down',
-          retryable: true,
-          message_id: 11,
-        },
+        error: { status: 503, code: 'llm_unavailable', message: 'Ollama is down', detail: null },
+        retryable: true,
+        message_id: 11,
       })
     })
     const chat = useChatStore()
     await chat.ask('q')
     expect(chat.messages[1]).toMatchObject({ status: 'error', error: 'Ollama is down', id: 11 })
 
+    streamChat.mockImplementationOnce(async (_req, on) => {
+      on(start)
+      on({ event: 'token', text: 'Half an' })
+      on(api.streamCut())
+    })
+    await chat.ask('q2')
+    expect(chat.messages[3]).toMatchObject({
+      status: 'interrupted',
+      content: 'Half an',
+      error: 'the answer stream ended early; the server may have restarted',
+    })
+
     streamChat.mockRejectedValueOnce(
       new ApiError({ status: 400, code: 'bad_request', message: 'message too long' }),
     )
-    await chat.ask('q2')
-    expect(chat.messages[3]).toMatchObject({ status: 'error', error: 'message too long' })
+    await chat.ask('q3')
+    expect(chat.messages[5]).toMatchObject({ status: 'error', error: 'message too long' })
   })
 
   it('opens a stored conversation and rates an answer', async () => {

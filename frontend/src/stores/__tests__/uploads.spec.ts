@@ -32,7 +32,7 @@ describe('uploads store', () => {
           status: 'queued',
           document_id: 1,
           job_id: 2,
-          kind: 'pdf',
+          kind: 'pdf' as const,
         }),
         abort: () => {},
       }
@@ -59,7 +59,7 @@ describe('uploads store', () => {
         status: 'duplicate' as const,
         document_id: 1,
         job_id: null,
-        kind: 'pdf',
+        kind: 'pdf' as const,
       }),
       Promise.reject(
         new ApiError({
@@ -73,7 +73,7 @@ describe('uploads store', () => {
         status: 'queued' as const,
         document_id: 3,
         job_id: 4,
-        kind: 'pdf',
+        kind: 'pdf' as const,
       }),
     ]
     uploadFile.mockImplementation(() => ({ promise: results.shift()!, abort: () => {} }))
@@ -105,7 +105,7 @@ describe('uploads store', () => {
             status: 'duplicate',
             document_id: 1,
             job_id: null,
-            kind: 'pdf',
+            kind: 'pdf' as const,
           }),
         ),
       ),
