@@ -31,20 +31,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import append_record, machine_info  # noqa: E402
+from common import DOCS, RESULTS_DIR, append_record, build_library, machine_info  # noqa: E402
 from quire.config import Settings  # noqa: E402
-from quire.ingest.intake import add_file  # noqa: E402
-from quire.ingest.worker import Worker  # noqa: E402
 from quire.retrieval.options import RetrievalOptions  # noqa: E402
 from quire.runtime import Runtime  # noqa: E402
-from quire.storage import documents  # noqa: E402
-from quire.storage.migrate import open_database  # noqa: E402
 from quire.synthesis.answer import ChatRequest  # noqa: E402
 from quire.synthesis.engine import ChatEngine  # noqa: E402
 from quire.synthesis.events import DoneEvent, ErrorEvent, TokenEvent  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results" / "chat.json"
-DOCS = ROOT.parent / "shared" / "data" / "docs"
+RESULTS = RESULTS_DIR / "chat.json"
 FILES = [
     DOCS / "epub" / "alice-epub3.epub",
     DOCS / "pdf" / "dmca-summary.pdf",
@@ -66,19 +61,6 @@ QUESTIONS = [
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
-
-
-def ingest(settings: Settings) -> None:
-    db = open_database(settings)
-    with db.read() as conn:
-        have = {d["filename"] for d in documents.list_documents(conn)}
-    for path in FILES:
-        if path.name not in have:
-            add_file(db, settings.files_dir, path, path.name, max_bytes=settings.max_upload_bytes)
-    db.dispose()
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
 
 
 async def answer(engine: ChatEngine, question: str, use_llm: bool) -> dict[str, Any]:
@@ -116,7 +98,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             data_dir=data, llm_backends="ollama", ollama_url=fake.url, llm_retries=0
         )
         t0 = time.perf_counter()
-        ingest(settings)
+        build_library(settings, FILES)
         results["ingest_s"] = round(time.perf_counter() - t0, 1)
 
         async def main() -> None:

@@ -1,12 +1,24 @@
-"""What every benchmark records beside its numbers: the machine and how busy it was."""
+"""What the benchmarks share: where things are, the machine and how busy it was, the run
+history of each benchmark, and a library built from the shared documents.
+
+Scripts put the repository root and bench/ on ``sys.path`` first (they run as scripts), then
+``from common import …``.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = ROOT / "bench" / "results"
+DATA = ROOT.parent / "shared" / "data"
+DOCS = DATA / "docs"
+SCIFACT = DATA / "ir" / "scifact"
 
 
 def machine_info(load_avg: float) -> dict[str, Any]:
@@ -31,3 +43,23 @@ def append_record(path: Path, record: dict[str, Any], *, indent: int = 2) -> Non
         runs = old if isinstance(old, list) else [old]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([*runs, record], indent=indent) + "\n")
+
+
+def build_library(settings: Any, files: Iterable[Path]) -> None:
+    """Ingest ``files`` into ``settings``' library (those already in it are skipped) with the
+    real intake and worker, until the queue is empty."""
+    from quire.ingest.intake import add_file
+    from quire.ingest.worker import Worker
+    from quire.storage.documents import list_documents
+    from quire.storage.migrate import open_database
+
+    db = open_database(settings)
+    with db.read() as conn:
+        have = {d["filename"] for d in list_documents(conn)}
+    for path in files:
+        if path.name not in have:
+            add_file(db, settings.files_dir, path, path.name, max_bytes=settings.max_upload_bytes)
+    db.dispose()
+    worker = Worker(settings)
+    worker.run(drain=True)
+    worker.close()

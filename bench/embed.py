@@ -27,11 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from common import machine_info
+from common import RESULTS_DIR, ROOT, SCIFACT, machine_info
 
-ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent / "shared" / "data" / "ir" / "scifact"
-RESULTS = ROOT / "bench" / "results" / "embed.json"
+RESULTS = RESULTS_DIR / "embed.json"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "quire" / "models"
 
 

@@ -21,14 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from common import append_record  # bench/common.py (the script's folder)
+from common import DOCS, RESULTS_DIR, ROOT, append_record  # bench/common.py (the script's folder)
 from quire.config import Settings
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
-
-REPO = Path(__file__).resolve().parents[1]
-DOCS = REPO.parent / "shared" / "data" / "docs"
-RESULTS = REPO / "bench" / "results"
 
 WORDS = (
     "the retrieval of passages from long documents depends on careful segmentation of pages "
@@ -159,7 +155,7 @@ def main() -> None:
     # children and RUSAGE_CHILDREN does not see them: report the worker only.
     print(f"peak RSS of the worker process: {own:.0f} MB")
 
-    out = RESULTS / "ingest.json"
+    out = RESULTS_DIR / "ingest.json"
     append_record(
         out,
         {
@@ -171,7 +167,7 @@ def main() -> None:
             "peak_rss_mb": {"worker": round(own)},
         },
     )
-    print(f"results appended to {out.relative_to(REPO)}")
+    print(f"results appended to {out.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -40,11 +40,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from tests.e2e.stack import run_stack  # noqa: E402
 
-from common import append_record, machine_info  # noqa: E402
+from common import DOCS, RESULTS_DIR, append_record, machine_info  # noqa: E402
 from ingest import make_big_pdf  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results" / "load.json"
-DOCS = ROOT.parent / "shared" / "data" / "docs"
+RESULTS = RESULTS_DIR / "load.json"
 SEED_FILES = [
     DOCS / "epub" / "alice-epub3.epub",
     DOCS / "pdf" / "dmca-summary.pdf",

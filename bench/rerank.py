@@ -33,11 +33,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from common import machine_info  # noqa: E402 - bench/ is on sys.path when run as a script
+from common import RESULTS_DIR, ROOT, SCIFACT, machine_info  # noqa: E402 - bench/ on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent / "shared" / "data" / "ir" / "scifact"
-RESULTS = ROOT / "bench" / "results" / "rerank.json"
+RESULTS = RESULTS_DIR / "rerank.json"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "quire" / "bench-models"
 #: Bump when the recipe changes, so stale cached models are not reused.
 RECIPE = "minilm-l6-shape-seed0-opset17-v1"

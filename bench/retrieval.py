@@ -50,10 +50,9 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
-from common import append_record  # bench/common.py (the script's folder)
+from common import RESULTS_DIR, append_record  # bench/common.py (the script's folder)
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "retrieval.json"
+RESULTS = RESULTS_DIR / "retrieval.json"
 CORPUS_VERSION = 1  # bump when the generator changes: cached corpora are then rebuilt
 
 MODEL = "bench:random-unit-384"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import ColumnElement, Connection, func, select, update
 from sqlalchemy import insert as insert_
 
 from quire.errors import NotFound
@@ -44,20 +44,17 @@ class Stored:
 
 def by_sha256(conn: Connection, sha256: str) -> Stored | None:
     """The document holding exactly these bytes."""
-    row = conn.execute(
-        select(documents.c.id, documents.c.status, documents.c.stored_path).where(
-            documents.c.sha256 == sha256
-        )
-    ).first()
-    return Stored(row.id, row.status, row.stored_path) if row is not None else None
+    return _stored(conn, documents.c.sha256 == sha256)
 
 
 def by_source_key(conn: Connection, source_key: str) -> Stored | None:
     """The document known under this source key (a path, a thread slug)."""
+    return _stored(conn, documents.c.source_key == source_key)
+
+
+def _stored(conn: Connection, where: ColumnElement[bool]) -> Stored | None:
     row = conn.execute(
-        select(documents.c.id, documents.c.status, documents.c.stored_path).where(
-            documents.c.source_key == source_key
-        )
+        select(documents.c.id, documents.c.status, documents.c.stored_path).where(where)
     ).first()
     return Stored(row.id, row.status, row.stored_path) if row is not None else None
 
