@@ -519,7 +519,7 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
         ).all(),
         queries[diag],
     )
-    leg("dense", lambda c, v: searcher._knn(c, v, k=settings.dense_k, flt=flt), qvecs)
+    leg("dense", lambda c, v: searcher._knn(c, v, flt=flt), qvecs)
     leg("dense_signature_sql", lambda c, v: dense.DenseMirror._signature(c), qvecs[diag])
     leg(
         "dense_status_sql",

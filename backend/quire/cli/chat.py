@@ -25,7 +25,7 @@ from quire.cli.common import error, settings
 from quire.cli.search import kind_option, mode_option
 from quire.config import HydeMode
 from quire.errors import QuireError
-from quire.retrieval.options import HYDE_MODES, RetrievalOptions, Strategy
+from quire.retrieval.options import HYDE_MODES, STRATEGIES, RetrievalOptions, Strategy
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
 from quire.storage.records import Kind
@@ -281,7 +281,7 @@ def _command(
         for s in last_sources:
             out.print(escape(source_line(s)))
             out.print("    " + escape(s.quote[:300]), style="dim")
-    elif cmd == "/mode" and args and args[0] in ("precise", "exhaustive", "auto"):
+    elif cmd == "/mode" and args and args[0] in (*STRATEGIES, "auto"):
         asking.set(strategy=None if args[0] == "auto" else args[0])
         err.print(f"mode: {args[0]}")
     elif cmd == "/hyde" and args and args[0] in HYDE_MODES:

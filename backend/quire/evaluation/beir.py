@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from quire.storage.migrate import open_database
 log = logging.getLogger(__name__)
 
 Variant = Literal["bm25", "dense", "hybrid", "rerank"]
-VARIANTS: tuple[Variant, ...] = ("bm25", "dense", "hybrid", "rerank")
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 STAGES = ("embed", "bm25", "dense", "exact", "fusion", "rerank", "total")
 #: Chunks asked of every search and of every leg: Recall@100 is over documents, and a document
 #: may own several chunks, so a depth of 100 chunks would understate it.

@@ -28,7 +28,7 @@ from quire.retrieval import context as context_mod
 from quire.retrieval import dense, exact, fusion, lexical
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
-from quire.retrieval.options import SearchOptions, Strategy
+from quire.retrieval.options import Leg, SearchOptions, Strategy
 from quire.retrieval.planner import Plan, heuristic_plan
 from quire.retrieval.rerank import Reranker, RerankReport, rerank
 from quire.retrieval.term_scores import TermScores
@@ -42,7 +42,7 @@ MAX_QUERY_CHARS = 2000  # what the legs see; longer questions are cut with a not
 RERANK_TOP = {"precise": 35, "exhaustive": 60}
 
 #: Where a ranking came from: a leg, or HyDE's hypothetical passage (a dense run).
-RankSource = Literal["bm25", "dense", "hyde", "exact"]
+RankSource = Leg | Literal["hyde"]
 
 
 @dataclass(frozen=True)
