@@ -1,0 +1,127 @@
+"""quire eval --pageqa: a page-exact question set over real documents, scored per question,
+with bad lines, missing documents and pages out of range reported by line number."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from quire.config import Settings
+from quire.evaluation import pageqa
+from quire.evaluation.pageqa import Question, is_gold, normalise, read_questions, run_pageqa
+from tests.conftest import DOCS
+from tests.e2e.helpers import quire
+
+QUESTIONS = [
+    {
+        "id": "t-dmca",
+        "file": "pdf/dmca-summary.pdf",
+        "question": "Up to what length of vessel does the DMCA's new hull design protection apply?",
+        "answer_any": ["no longer than 200 feet"],
+        "pages": [17],
+        "kind": "pdf",
+        "qtype": "paraphrase",
+    },
+    {
+        "id": "t-alice",
+        "file": "epub/alice-epub3.epub",
+        "question": "What did the label on the jar Alice took from a shelf while falling say?",
+        "answer_any": ["ORANGE MARMALADE"],
+        "section": "Down The Rabbit-Hole",
+        "kind": "epub",
+        "qtype": "paraphrase",
+    },
+    {
+        "id": "t-pnw",
+        "file": "perplexity/pnw-states-multiturn.md",
+        "question": "How large is Oregon's land area in the Pacific Northwest comparison?",
+        "answer_any": ["95,997 sq mi"],
+        "turn": 1,
+        "section": "Population and area",
+        "kind": "perplexity",
+        "qtype": "paraphrase",
+    },
+]
+
+
+def write_set(path: Path, extra: list[str]) -> Path:
+    lines = [json.dumps(q) for q in QUESTIONS] + extra
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+BAD_LINES = [
+    "{not json",
+    json.dumps({"id": "t-noloc", "file": "pdf/dmca-summary.pdf", "question": "Where?",
+                "answer_any": ["x"], "kind": "pdf"}),
+    json.dumps({**QUESTIONS[0], "id": "t-far", "pages": [300]}),
+    json.dumps({**QUESTIONS[0], "id": "t-gone", "file": "pdf/no-such-file.pdf"}),
+]
+
+
+def test_bad_lines_are_reported_with_their_line_numbers(tmp_path: Path) -> None:
+    questions, problems = read_questions(write_set(tmp_path / "set.jsonl", BAD_LINES))
+    assert [q.id for q in questions] == ["t-dmca", "t-alice", "t-pnw", "t-far", "t-gone"]
+    assert problems[0].startswith("line 4: not JSON")
+    assert problems[1].startswith("line 5 (t-noloc): a pdf question needs its location")
+
+
+def test_gold_units_and_text_matching() -> None:
+    q = Question.model_validate({**QUESTIONS[1], "line": 2})
+    docs = {7: "epub/alice-epub3.epub"}
+    assert is_gold(q, 7, 3, "Alice's Adventures > Down The  Rabbit-Hole", docs)
+    assert not is_gold(q, 7, 3, "The Pool of Tears", docs)
+    assert not is_gold(q, 8, 3, "Down The Rabbit-Hole", docs)  # another document
+    pdf = Question.model_validate({**QUESTIONS[0], "line": 1})
+    assert is_gold(pdf, 1, 17, "", {1: pdf.file}) and not is_gold(pdf, 1, 16, "", {1: pdf.file})
+    assert normalise("ﬁve\u00ad  sq\nmi") == "five sq mi"
+    assert pageqa.contains_answer(pdf, "It is no  longer than 200 feet.") == (True, True)
+    assert pageqa.contains_answer(pdf, "NO LONGER THAN 200 FEET") == (False, True)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    tmp = tmp_path_factory.mktemp("pageqa")
+    path = write_set(tmp / "set.jsonl", BAD_LINES)
+    return run_pageqa(Settings(data_dir=tmp / "data"), path, docs=DOCS)
+
+
+def test_a_set_over_real_documents_is_scored_and_bad_entries_skipped(report: dict) -> None:
+    problems = report["problems"]
+    assert any(p.startswith("line 4: not JSON") for p in problems)
+    assert any("line 6 (t-far): page 300 is out of range" in p for p in problems)
+    assert any("line 7: no such document" in p for p in problems)
+    overall = report["overall"]
+    assert overall["questions"] == 3
+    rows = {r["id"]: r for r in report["questions"]}
+    assert set(rows) == {"t-dmca", "t-alice", "t-pnw"}
+    # These three are found on their page (the dev set's easy ones): the measure is live.
+    assert all(r["rank"] is not None and r["rank"] <= 5 for r in rows.values()), rows
+    assert 0 < overall["hit@1"] <= 1 and overall["hit@5"] == 1.0
+    for key in ("containment", "cited_precision", "first_citation", "cited_recall"):
+        assert 0 <= overall[key] <= 1
+    assert overall["search_ms"]["p50"] > 0 and overall["answer_ms"]["p50"] > 0
+    assert set(report["by_kind"]) == {"pdf", "epub", "perplexity"}
+    assert report["library"]["documents"] == 3
+
+
+def test_the_library_is_cached_and_the_cli_prints_a_table(
+    report: dict, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    library = Path(str(report["library"]["path"]))  # type: ignore[index]
+    data = library.parent.parent
+    path = write_set(library.parent / "again.jsonl", [])
+    r = quire(data, "eval", "--pageqa", str(path), "--docs", str(DOCS), "--json", timeout=240)
+    assert r.returncode == 0, r.stderr
+    again = json.loads(r.stdout)
+    assert again["library"]["cached"] is True and again["library"]["path"] == str(library)
+    assert [q["rank"] for q in again["questions"]] == [q["rank"] for q in report["questions"]]
+    table = quire(
+        data, "eval", "--pageqa", str(path), "--docs", str(DOCS), timeout=240, COLUMNS="160"
+    )
+    assert table.returncode == 0 and "hit@1" in table.stdout and "perplexity" in table.stdout
+    assert "cited prec." in table.stdout
+    both = quire(data, "eval", "--pageqa", str(path), "--dataset", str(DOCS))
+    assert both.returncode == 2 and "one of --dataset or --pageqa" in both.stderr
