@@ -16,6 +16,7 @@ from quire.api.limits import BodySizeLimit
 from quire.api.routes import chat, documents, health, jobs, openai_compat, perplexity, search
 from quire.api.schemas import error_responses
 from quire.config import Settings
+from quire.mcp import http as mcp_http
 from quire.perplexity.runner import SyncRunner
 from quire.runtime import Runtime
 
@@ -32,7 +33,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             sync_runner = SyncRunner(settings, runtime.db)
             log.info("Quire %s on %s", __version__, settings.data_dir)
             try:
-                yield {"runtime": runtime, "perplexity": sync_runner}
+                async with mcp_http.serve(runtime) as mcp_sessions:
+                    yield {
+                        "runtime": runtime,
+                        "perplexity": sync_runner,
+                        mcp_http.STATE_KEY: mcp_sessions,
+                    }
             finally:
                 sync_runner.close()
 
@@ -52,6 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (documents, jobs, search, chat, openai_compat, health, perplexity):
         # Malformed requests get the one error shape (api/errors.py), not FastAPI's own.
         app.include_router(module.router, responses=error_responses(422))
+    app.router.routes.append(mcp_http.route(settings))  # MCP over Streamable HTTP (docs/mcp.md)
     generate = app.openapi
     app.openapi = lambda: sse.document_streams(generate())  # type: ignore[method-assign]
     return app

@@ -127,6 +127,14 @@ class Settings(BaseSettings):
     weight_bm25: float = Field(default=1.0, ge=0, description="RRF weight of the BM25 leg.")
     weight_dense: float = Field(default=1.0, ge=0, description="RRF weight of the dense leg.")
     weight_exact: float = Field(default=0.5, ge=0, description="RRF weight of the exact leg.")
+    weight_window: float = Field(
+        default=0.5,
+        ge=0,
+        description="RRF weight of the window stage (candidates by their best sentences; 0: off).",
+    )
+    window_sentences: int = Field(
+        default=3, ge=1, le=10, description="Sentences in a window of the window stage."
+    )
     hyde_mode: HydeMode = Field(
         default="supplement", description="When a hypothetical passage joins the dense leg."
     )
@@ -190,6 +198,19 @@ class Settings(BaseSettings):
         default=300, gt=0, le=3600, description="How long `quire perplexity login` waits."
     )
 
+    # MCP server (`quire mcp`, /mcp): the ingest tool writes, so it is off unless switched on
+    mcp_ingest: bool = Field(
+        default=False, description="Let MCP clients add documents with the ingest tool."
+    )
+    mcp_ingest_dirs: str = Field(
+        default="",
+        description="Comma-separated folders whose files MCP ingest may add (empty: none).",
+    )
+    mcp_ingest_urls: str = Field(
+        default="",
+        description="Comma-separated URL prefixes MCP ingest may download from (empty: none).",
+    )
+
     @field_validator("data_dir")
     @classmethod
     def _absolute(cls, v: Path) -> Path:
@@ -233,6 +254,20 @@ class Settings(BaseSettings):
             raise ValueError(f"{v!r}: give the site's origin, e.g. https://www.perplexity.ai")
         return v
 
+    @field_validator("mcp_ingest_urls")
+    @classmethod
+    def _url_prefixes(cls, v: str) -> str:
+        prefixes = [p.strip() for p in v.split(",") if p.strip()]
+        for prefix in prefixes:
+            scheme, _, rest = prefix.partition("://")
+            host = rest.split("/", 1)[0]
+            if scheme.lower() not in ("http", "https") or not host or "@" in host:
+                raise ValueError(
+                    f"{prefix!r}: give each allowed URL prefix with its scheme and host, "
+                    "e.g. https://arxiv.org/pdf/"
+                )
+        return ",".join(prefixes)
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "quire.db"
@@ -252,6 +287,19 @@ class Settings(BaseSettings):
     @property
     def cors_origin_list(self) -> list[str]:
         return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
+
+    @property
+    def mcp_ingest_dir_list(self) -> list[Path]:
+        """``mcp_ingest_dirs`` as absolute, resolved folders."""
+        return [
+            Path(d.strip()).expanduser().resolve()
+            for d in self.mcp_ingest_dirs.split(",")
+            if d.strip()
+        ]
+
+    @property
+    def mcp_ingest_url_list(self) -> list[str]:
+        return [u for u in self.mcp_ingest_urls.split(",") if u]
 
     @property
     def llm_backend_names(self) -> list[str]:

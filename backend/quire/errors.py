@@ -7,6 +7,7 @@
     │   ├── FileTooLarge           413
     │   ├── CorruptFile            422  truncated PDF, broken zip, unsafe XML ...
     │   └── EncryptedFile          422
+    ├── Forbidden                  403  not allowed here (a setting keeps it off)
     ├── NotFound                   404
     ├── Conflict                   409
     ├── ResourceLimit              422  a per-document limit (time, pages, unpacked size) was hit
@@ -87,6 +88,11 @@ class CorruptFile(InputError):
 class EncryptedFile(InputError):
     status_code = 422
     code = "encrypted_file"
+
+
+class Forbidden(QuireError):
+    status_code = 403
+    code = "forbidden"
 
 
 class NotFound(QuireError):

@@ -108,6 +108,13 @@ def install_access_control(app: FastAPI, settings: Settings) -> None:
             CORSMiddleware,
             allow_origins=origins,
             allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"],
+            # MCP's Streamable HTTP (/mcp) keeps its session in these headers.
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Mcp-Session-Id",
+                "MCP-Protocol-Version",
+            ],
+            expose_headers=["Mcp-Session-Id"],
             max_age=600,
         )

@@ -3,13 +3,8 @@ text for the source viewer. Built here, at the HTTP edge, so that nothing below 
 
 from __future__ import annotations
 
+from quire import urls
 from quire.synthesis.events import Source, SourcesEvent
-
-
-def original_url(document_id: int, kind: str, page: int) -> str:
-    """The stored original; PDF viewers honour ``#page=N``."""
-    url = f"/api/documents/{document_id}/file"
-    return f"{url}#page={page}" if kind == "pdf" else url
 
 
 def linked(source: Source) -> Source:
@@ -21,8 +16,8 @@ def linked(source: Source) -> Source:
         update={
             "url": source.url
             or source.origin_url
-            or original_url(source.document_id, source.kind, source.page),
-            "view": source.view or f"/api/documents/{source.document_id}/pages/{source.page}",
+            or urls.original(source.document_id, source.kind, source.page),
+            "view": source.view or urls.page_view(source.document_id, source.page),
         }
     )
 

@@ -17,6 +17,7 @@ from quire.cli.chat import ask, repl
 from quire.cli.doctor import doctor
 from quire.cli.evaluate import evaluate
 from quire.cli.library import docs, ingest, rm, worker
+from quire.cli.mcp import mcp
 from quire.cli.perplexity import perplexity_group
 from quire.cli.search import search
 from quire.cli.serve import serve
@@ -42,5 +43,6 @@ for command in (
     perplexity_group,
     backup,
     restore,
+    mcp,
 ):
     main.add_command(command)

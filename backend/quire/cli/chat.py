@@ -28,7 +28,7 @@ from quire.errors import QuireError
 from quire.retrieval.options import HYDE_MODES, STRATEGIES, RetrievalOptions, Strategy
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
-from quire.storage.records import Kind
+from quire.storage.records import Kind, place
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.engine import ChatEngine
 from quire.synthesis.events import (
@@ -45,7 +45,6 @@ from quire.synthesis.events import (
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
-UNIT = {"pdf": "p.", "epub": "§", "perplexity": "turn"}
 REPL_HELP = """commands:
   /sources                      the sources of the last answer
   /mode precise|exhaustive|auto candidate pool (auto: planned per question)
@@ -87,7 +86,7 @@ class Turn:
 
 
 def source_line(s: Source) -> str:
-    where = f"{UNIT.get(s.kind, 'p.')} {s.page}"
+    where = place(s.kind, s.page)
     head = f" — {s.heading_path}" if s.heading_path else ""
     return f"[{s.n}] {s.title} ({s.kind}, {where}){head}"
 

@@ -13,7 +13,7 @@ from quire.cli.common import console, err_console, fail, settings
 from quire.errors import QuireError
 from quire.retrieval.options import STRATEGIES, SearchOptions, Strategy
 from quire.runtime import Runtime
-from quire.storage.records import KINDS, Kind
+from quire.storage.records import KINDS, Kind, place
 
 
 def kind_option() -> Callable[[FC], FC]:
@@ -64,7 +64,7 @@ def search(
     for notice in result.notices:
         err_console.print(f"[yellow]note[/yellow] {escape(notice)}")
     for n, hit in enumerate(result.hits, start=1):
-        where = f"p. {hit.page}" if hit.kind == "pdf" else f"§{hit.page}"
+        where = place(hit.kind, hit.page)
         head = f" — {hit.heading_path}" if hit.heading_path else ""
         legs = " ".join(f"{leg}#{rank}" for leg, rank in hit.ranks.items())
         rr = f" rerank {hit.rerank:.2f}" if hit.rerank is not None else ""

@@ -25,6 +25,21 @@ DocumentStatus = Literal["queued", "processing", "ready", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
 
 
+#: What one citable unit of each kind is called: a page, a section or a turn.
+UNITS: dict[Kind, str] = {
+    "pdf": "p.",
+    "epub": "section",
+    "markdown": "section",
+    "perplexity": "turn",
+    "text": "part",
+}
+
+
+def place(kind: str, page: int) -> str:
+    """How a citation names a unit of a document: "p. 12", "section 3", "turn 2"."""
+    return f"{UNITS.get(kind, 'p.')} {page}"  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True)
 class Page:
     """One citable unit: a PDF page, an EPUB section, a Perplexity turn, a markdown section."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from quire.retrieval.options import RetrievalOptions
 from quire.retrieval.planner import Plan
 from quire.retrieval.search import Hit
+from quire.storage.records import place
 from quire.synthesis.events import AnswerMode, Source, VerifyEvent
 
 
@@ -125,10 +126,9 @@ def number(evidence: list[Evidence], first: int = 1) -> list[Evidence]:
 
 
 def where(h: Hit) -> str:
-    """ "Title, page 3 (Heading > Path)" as a prompt names a passage."""
-    unit = {"pdf": "page", "epub": "section", "perplexity": "turn"}.get(h.kind, "page")
-    place = f"{h.title}, {unit} {h.page}"
-    return f"{place} ({h.heading_path})" if h.heading_path else place
+    """ "Title, p. 3 (Heading > Path)" as a prompt names a passage."""
+    at = f"{h.title}, {place(h.kind, h.page)}"
+    return f"{at} ({h.heading_path})" if h.heading_path else at
 
 
 def listing(evidence: Sequence[Evidence]) -> str:

@@ -26,6 +26,7 @@ from quire.api.links import linked
 from quire.api.schemas import error_responses
 from quire.api.sse import EventStream
 from quire.errors import ErrorBody, InputError, NotFound
+from quire.storage.records import place
 from quire.synthesis.answer import ChatRequest, Prepared
 from quire.synthesis.engine import ChatEngine
 from quire.synthesis.events import DoneEvent, ErrorEvent, Source, SourcesEvent, TokenEvent
@@ -36,7 +37,6 @@ MODELS = {
     "(extractive when none is reachable).",
     "quire-extractive": "Hybrid retrieval over your library, answered with quoted sentences.",
 }
-_KIND_LABEL = {"pdf": "p.", "epub": "section", "perplexity": "turn"}
 
 
 class OAIMessage(BaseModel):
@@ -84,7 +84,7 @@ def sources_text(sources: list[Source], cited: list[int]) -> str:
     wanted = [s for s in sources if s.n in cited] or sources
     lines = []
     for s in map(linked, wanted):
-        where = f"{_KIND_LABEL.get(s.kind, 'p.')} {s.page}"
+        where = place(s.kind, s.page)
         heading = f", {s.heading_path}" if s.heading_path else ""
         lines.append(f"[{s.n}] {s.title}, {where}{heading} — {s.url}")
     return "\n\nSources:\n" + "\n".join(lines)

@@ -1,0 +1,156 @@
+"""``ask`` over MCP: the chat engine's answer to one question, its stages reported as MCP
+progress notifications, and stopped (the LLM request closed) when the client cancels.
+
+    answer = await answers.ask(runtime, request, links, report)   # report(progress, message)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from quire.errors import ErrorBody
+from quire.mcp import library, models
+from quire.mcp.citations import Links
+from quire.runtime import Runtime
+from quire.synthesis.answer import ChatRequest
+from quire.synthesis.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    PlanEvent,
+    RetrievalEvent,
+    Source,
+    SourcesEvent,
+    StageEvent,
+    StartEvent,
+    TokenEvent,
+    VerifyEvent,
+)
+
+#: ``report(progress, message)``: progress in [0, 1], rising with every call.
+Report = Callable[[float, str], Awaitable[None]]
+
+# Where each stage puts the progress bar (an LLM answer passes them all; extractive skips some).
+_AT = {"start": 0.05, "plan": 0.1, "retrieval": 0.2, "map": 0.2, "filter": 0.6, "sources": 0.65}
+_AT |= {"answer": 0.7, "verify": 0.9, "verdict": 0.92, "retrieval_2": 0.94, "sources_2": 0.96}
+_MAP_SPAN = 0.35
+
+
+class AnswerFailed(Exception):
+    """The engine ended the answer with an error event."""
+
+    def __init__(self, body: ErrorBody) -> None:
+        super().__init__(body.message)
+        self.body = body
+
+
+@dataclass
+class _Progress:
+    report: Report
+    last: float = 0.0
+
+    async def at(self, value: float, message: str) -> None:
+        # The protocol wants every notification to rise; a second round must not go back.
+        self.last = min(max(value, self.last + 0.001), 1.0)
+        await self.report(round(self.last, 3), message)
+
+
+async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -> models.Answer:
+    """Answer ``request``; InputError / NotFound before anything runs, AnswerFailed when the
+    answer fails on the way. Cancelling the caller closes the engine's stream (and its LLM
+    request) at once."""
+    prepared = await asyncio.to_thread(rt.engine.prepare, request)
+    progress = _Progress(report)
+    start: StartEvent | None = None
+    done: DoneEvent | None = None
+    sources: list[Source] = []
+    previous: Event | None = None
+    # An async generator (typed as an iterator): closed on any exit, cancellation included.
+    stream = rt.engine.stream(prepared)
+    async with contextlib.aclosing(stream) as events:
+        async for event in events:
+            match event:
+                case StartEvent(model=model, notices=notices):
+                    start = event
+                    why = f"answering extractively: {notices[0]}" if notices else "extractive"
+                    await progress.at(_AT["start"], f"answering with {model}" if model else why)
+                case PlanEvent(strategy=strategy, queries=queries):
+                    more = f" with {len(queries)} query variations" if len(queries) > 1 else ""
+                    await progress.at(_AT["plan"], f"planned a {strategy} search{more}")
+                case RetrievalEvent(round=1, candidates=n):
+                    await progress.at(_AT["retrieval"], f"found {n} passages")
+                case RetrievalEvent(candidates=n):
+                    await progress.at(_AT["retrieval_2"], f"searched again: {n} new passages")
+                case StageEvent(stage="map", done=k, total=total):
+                    value = _AT["map"] + _MAP_SPAN * k / max(total, 1)
+                    await progress.at(value, f"reading the passages: batch {k} of {total}")
+                case StageEvent(stage="filter"):
+                    await progress.at(_AT["filter"], "kept the relevant facts")
+                case StageEvent(stage="answer"):
+                    await progress.at(_AT["answer"], "writing the answer")
+                case StageEvent(stage="verify"):
+                    await progress.at(_AT["verify"], "checking the answer against the question")
+                case SourcesEvent(sources=listed):
+                    key = "sources" if not sources else "sources_2"
+                    sources = listed
+                    await progress.at(_AT[key], f"{len(listed)} sources")
+                case TokenEvent() if not isinstance(previous, TokenEvent | StageEvent):
+                    await progress.at(_AT["answer"], "writing the answer")
+                case VerifyEvent(status=status):
+                    await progress.at(_AT["verdict"], f"checked: {status}")
+                case DoneEvent():
+                    done = event
+                    await progress.at(1.0, "done")
+                case ErrorEvent(error=body):
+                    raise AnswerFailed(body)
+            previous = event
+    if done is None:  # the engine always ends with done or error; never leave the caller empty
+        raise AnswerFailed(
+            ErrorBody(status=500, code="internal_error", message="the answer ended early")
+        )
+    stored = await asyncio.to_thread(
+        library.stored_paths, rt, {s.document_id for s in sources}, links
+    )
+    return models.Answer(
+        question=prepared.question,
+        answer=done.answer,
+        mode=done.mode,
+        model=done.model,
+        extractive_reason=_why_extractive(start, done),
+        citations=done.citations,
+        sources=[_source(s, links, stored.get(s.document_id)) for s in sources],
+        notices=done.notices,
+    )
+
+
+def _why_extractive(start: StartEvent | None, done: DoneEvent) -> str | None:
+    if done.mode != "extractive":
+        return None
+    if start is not None and start.mode == "extractive" and start.notices:
+        return start.notices[0]
+    known = set(start.notices) if start is not None else set()
+    fallback = [n for n in done.notices if n not in known and "language model" in n]
+    if fallback:
+        return fallback[0]
+    return "no passage matched the question, so no language model was asked"
+
+
+def _source(s: Source, links: Links, stored_path: str | None) -> models.Source:
+    return models.Source(
+        **library.place(
+            links,
+            document_id=s.document_id,
+            title=s.title,
+            kind=s.kind,
+            page=s.page,
+            heading_path=s.heading_path,
+            stored_path=stored_path,
+            web_url=s.origin_url,
+        ),
+        n=s.n,
+        quote=s.quote,
+        passage=s.passage,
+    )

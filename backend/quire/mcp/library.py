@@ -1,0 +1,244 @@
+"""The MCP tools' reads of the library: search hits, pages and documents, as the models of
+mcp/models.py (synchronous: the server runs them in a thread).
+
+    library.search(runtime, "safe harbor", SearchOptions(limit=5), Links())
+    library.page(runtime, 1, 2, context=True, links=Links())
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from quire.errors import NotFound
+from quire.mcp import models
+from quire.mcp.citations import Links, citation, document_uri, page_uri
+from quire.retrieval.options import SearchOptions
+from quire.retrieval.search import Hit
+from quire.runtime import Runtime
+from quire.storage import chunks, documents
+from quire.storage.records import DocumentStatus, Kind
+from quire.storage.schema import documents as documents_table
+
+
+def search(rt: Runtime, query: str, options: SearchOptions, links: Links) -> models.SearchResult:
+    """One search (InputError for an empty query, NotFound for unknown documents)."""
+    result = rt.searcher.search(query, options)
+    stored = stored_paths(rt, (h.document_id for h in result.hits), links)
+    return models.SearchResult(
+        query=result.query,
+        strategy=result.strategy,
+        hits=[_hit(h, links, stored.get(h.document_id)) for h in result.hits],
+        notices=result.notices,
+    )
+
+
+def place(
+    links: Links,
+    *,
+    document_id: int,
+    title: str,
+    kind: Kind,
+    page: int,
+    heading_path: str,
+    stored_path: str | None = None,
+    web_url: str | None = None,
+) -> dict[str, Any]:
+    """The fields of :class:`models.Place` for one page."""
+    return {
+        "document_id": document_id,
+        "title": title,
+        "kind": kind,
+        "page": page,
+        "heading_path": heading_path,
+        "citation": citation(title, kind, page, heading_path),
+        "link": web_url or links.original(document_id, kind, page, stored_path),
+        "resource": page_uri(document_id, page),
+    }
+
+
+def web_url(kind: Kind, metadata: dict[str, Any]) -> str | None:
+    """A Perplexity turn's own address on the web (its thread)."""
+    url = metadata.get("url")
+    return str(url) if kind == "perplexity" and url else None
+
+
+def _hit(h: Hit, links: Links, stored_path: str | None) -> models.Hit:
+    return models.Hit(
+        **place(
+            links,
+            document_id=h.document_id,
+            title=h.title,
+            kind=h.kind,
+            page=h.page,
+            heading_path=h.heading_path,
+            stored_path=stored_path,
+            web_url=web_url(h.kind, h.metadata),
+        ),
+        passage=h.text,
+        highlights=h.highlights,
+        score=round(h.rerank if h.rerank is not None else h.fused, 4),
+    )
+
+
+def stored_paths(rt: Runtime, ids: Iterable[int], links: Links) -> dict[int, str]:
+    """The stored originals of ``ids``, when links point at files (stdio) rather than at
+    the API (HTTP)."""
+    wanted = sorted(set(ids))
+    if not wanted or links.base_url is not None:
+        return {}
+    with rt.db.read() as conn:
+        rows = conn.execute(
+            select(documents_table.c.id, documents_table.c.stored_path).where(
+                documents_table.c.id.in_(wanted)
+            )
+        )
+        return {int(r.id): str(r.stored_path) for r in rows}
+
+
+@dataclass(frozen=True)
+class _Doc:
+    title: str
+    kind: Kind
+    status: str
+    page_count: int
+    stored_path: str
+
+
+def _document(conn: Connection, document_id: int) -> _Doc:
+    row = conn.execute(select(documents_table).where(documents_table.c.id == document_id)).first()
+    if row is None:
+        raise NotFound(f"document {document_id} does not exist; list_documents shows the ids")
+    return _Doc(
+        title=row.title or row.filename,
+        kind=row.kind,
+        status=row.status,
+        page_count=row.page_count,
+        stored_path=row.stored_path,
+    )
+
+
+def page(rt: Runtime, document_id: int, number: int, *, context: bool, links: Links) -> models.Page:
+    """One page's text (with its neighbours when ``context``); NotFound names the range."""
+    with rt.db.read() as conn:
+        doc = _document(conn, document_id)
+        found = chunks.get_page(conn, document_id, number)
+        if found is None:
+            if doc.status != "ready":
+                raise NotFound(
+                    f"document {document_id} is {doc.status}; its pages are not ready yet"
+                )
+            raise NotFound(
+                f"document {document_id} has no page {number}: its pages are 1 to {doc.page_count}"
+            )
+        around = [
+            chunks.get_page(conn, document_id, n) if context else None
+            for n in (number - 1, number + 1)
+        ]
+    before, after = (
+        models.PageText(page=p["page"], heading_path=p["heading_path"], text=p["text"])
+        if p is not None
+        else None
+        for p in around
+    )
+    return models.Page(
+        **place(
+            links,
+            document_id=document_id,
+            title=doc.title,
+            kind=doc.kind,
+            page=number,
+            heading_path=found["heading_path"],
+            stored_path=doc.stored_path,
+            web_url=web_url(doc.kind, found["metadata"] or {}),
+        ),
+        page_count=doc.page_count,
+        text=found["text"],
+        extracted_by=found["source"],
+        previous=before,
+        next=after,
+    )
+
+
+def page_text(rt: Runtime, document_id: int, number: int) -> str:
+    """A page's text, for its resource."""
+    return page(rt, document_id, number, context=False, links=Links()).text
+
+
+def list_documents(
+    rt: Runtime,
+    *,
+    kind: Kind | None = None,
+    status: DocumentStatus | None = None,
+    source: str | None = None,
+    text: str | None = None,
+    limit: int = 100,
+) -> models.DocumentList:
+    """The library, newest first, filtered; ``source`` and ``text`` match case-insensitively
+    within the source key, and within title, author and filename."""
+    with rt.db.read() as conn:
+        rows = documents.list_documents(conn)
+        keys = {
+            int(r.id): r.source_key
+            for r in conn.execute(select(documents_table.c.id, documents_table.c.source_key))
+        }
+    wanted_source = source.lower() if source else None
+    wanted_text = text.lower() if text else None
+    matched = []
+    for r in rows:
+        key = keys.get(r["id"])
+        if kind is not None and r["kind"] != kind:
+            continue
+        if status is not None and r["status"] != status:
+            continue
+        if wanted_source is not None and wanted_source not in (key or "upload").lower():
+            continue
+        haystack = " ".join(str(r[k] or "") for k in ("title", "author", "filename")).lower()
+        if wanted_text is not None and wanted_text not in haystack:
+            continue
+        matched.append(_document_out(r, key))
+    return models.DocumentList(documents=matched[:limit], total=len(matched))
+
+
+def _document_out(r: dict[str, Any], source: str | None) -> models.Document:
+    return models.Document(
+        id=r["id"],
+        title=r["title"] or r["filename"],
+        author=r["author"],
+        kind=r["kind"],
+        filename=r["filename"],
+        source=source,
+        status=r["status"],
+        error=r["error"],
+        page_count=r["page_count"],
+        chunk_count=r["chunk_count"],
+        created_at=r["created_at"].replace(tzinfo=r["created_at"].tzinfo or UTC),
+        resource=document_uri(r["id"]),
+    )
+
+
+def document_json(rt: Runtime, document_id: int) -> str:
+    """A document's resource: its metadata, latest job and page list, as JSON."""
+    with rt.db.read() as conn:
+        doc = documents.get_document(conn, document_id)
+        source = conn.execute(
+            select(documents_table.c.source_key).where(documents_table.c.id == document_id)
+        ).scalar_one()
+        pages = [
+            {
+                **p,
+                "citation": citation(
+                    doc["title"] or doc["filename"], doc["kind"], p["page"], p["heading_path"]
+                ),
+                "resource": page_uri(document_id, p["page"]),
+            }
+            for p in chunks.list_pages(conn, document_id)
+        ]
+    out = _document_out(doc, source).model_dump(mode="json")
+    out.update(metadata=doc["metadata"], job=doc.get("job"), pages=pages)
+    return json.dumps(out, default=str, ensure_ascii=False, indent=1)
