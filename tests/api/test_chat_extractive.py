@@ -49,7 +49,9 @@ def test_extractive_answer_quotes_and_cites_the_right_pages(loaded: TestClient) 
     assert answer.startswith("*Extractive answer:") and "no language model" in answer.lower()
     assert done["answer"] == answer
     quotes = re.findall(r"“(.+?)” \[(\d+)\]", answer)
-    assert len(quotes) >= 2
+    # Issue 12: only what supports the answer is quoted (the best sentence, and those that
+    # score nearly as well), not a fixed five.
+    assert 1 <= len(quotes) <= 5
     assert done["citations"] == sorted(
         {int(n) for _, n in quotes}, key=[int(n) for _, n in quotes].index
     )
@@ -57,8 +59,13 @@ def test_extractive_answer_quotes_and_cites_the_right_pages(loaded: TestClient) 
     for quote, n in quotes:
         src = sources[int(n) - 1]
         assert src["n"] == int(n)
-        assert _norm(quote) in _norm(src["passage"])
-        # The cited page really contains the quoted sentence.
+        # The sentence overlaps the passage (a chunk boundary may cut it: it is quoted whole
+        # from the page) ...
+        words = _norm(quote).split()
+        assert " ".join(words[:4]) in _norm(src["passage"]) or (
+            " ".join(words[-4:]) in _norm(src["passage"])
+        )
+        # ... and the cited page really contains the quoted sentence.
         page = loaded.get(src["view"]).json()
         assert page["page"] == src["page"] and _norm(quote) in _norm(page["text"])
         assert src["url"].startswith(f"/api/documents/{src['document_id']}/file")

@@ -54,8 +54,15 @@ def write_set(path: Path, extra: list[str]) -> Path:
 
 BAD_LINES = [
     "{not json",
-    json.dumps({"id": "t-noloc", "file": "pdf/dmca-summary.pdf", "question": "Where?",
-                "answer_any": ["x"], "kind": "pdf"}),
+    json.dumps(
+        {
+            "id": "t-noloc",
+            "file": "pdf/dmca-summary.pdf",
+            "question": "Where?",
+            "answer_any": ["x"],
+            "kind": "pdf",
+        }
+    ),
     json.dumps({**QUESTIONS[0], "id": "t-far", "pages": [300]}),
     json.dumps({**QUESTIONS[0], "id": "t-gone", "file": "pdf/no-such-file.pdf"}),
 ]

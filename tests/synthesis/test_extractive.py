@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from quire.retrieval.search import Hit
+from quire.retrieval.sentences import split_sentences
 from quire.synthesis import extractive
 
 
@@ -28,7 +29,7 @@ def test_sentences_are_exact_substrings_and_keep_abbreviations() -> None:
         "Dr. Smith went to Washington. He arrived at 3.5 p.m. on Monday! "
         'Then "What?" he said.\n\nJ. R. R. Tolkien wrote it. e.g. this stays. The end'
     )
-    parts = extractive.split_sentences(text)
+    parts = split_sentences(text)
     assert [s for _, s in parts] == [
         "Dr. Smith went to Washington.",
         "He arrived at 3.5 p.m. on Monday!",
@@ -82,3 +83,53 @@ def test_fragments_cut_by_chunk_boundaries_rank_below_whole_sentences() -> None:
     chosen = extractive.select("lighthouse keeper tide", hits, None, count=3)
     assert chosen[0].text == "Later the lighthouse keeper wrote down each tide in his book."
     assert chosen[0].complete and not any(c.complete for c in chosen[1:])
+
+
+def test_table_rows_and_short_lines_are_units_of_their_own() -> None:
+    text = (
+        "The unit names are listed below.\n"
+        "100 Wei\n109 Gwei\nSzabo\n1015 Finney\n1018 Ether\n\n"
+        "| Oregon | 4,273,586 | 95,997 sq mi |\n| Idaho | 1,939,033 | 82,643 sq mi |"
+    )
+    units = [u for _, u in split_sentences(text)]
+    assert "1015 Finney" in units and "| Oregon | 4,273,586 | 95,997 sq mi |" in units
+    assert all(text[o : o + len(u)] == u for o, u in split_sentences(text))
+
+
+def test_the_unit_holding_what_is_asked_for_and_the_identifier_comes_first() -> None:
+    hits = [
+        _hit(
+            "The dynamic tags are listed in the table. Each tag has a value. "
+            "DT_RISCV_VARIANT_CC has the value 0x70000001 in the table of tags.",
+        )
+    ]
+    chosen = extractive.select("What value does the DT_RISCV_VARIANT_CC tag have?", hits, None)
+    assert chosen[0].text.startswith("DT_RISCV_VARIANT_CC has the value 0x70000001")
+    assert chosen[0].identifier == 1.0
+    assert extractive.wants("How many users are there?", "It has 4039 users.") == 1.0
+    assert extractive.wants("How many users are there?", "It has many users.") == 0.0
+    assert extractive.wants("When did it start?", "It started in 1998.") == 1.0
+    assert extractive.wants("Why is the sky blue?", "Scattering.") == 0.5
+
+
+def test_only_units_that_score_nearly_as_well_join_and_from_two_passages_at_most() -> None:
+    s = "The lighthouse keeper logged every tide in a leather book."
+    hits = [
+        _hit(f"{s} Nothing else here at all today.", 1, page=1),
+        _hit("The lighthouse keeper logged the tide every day of the year.", 2, page=2),
+        _hit("Each tide the lighthouse keeper logged was written down.", 3, page=3),
+        _hit("A keeper kept the lighthouse.", 4, page=4),
+    ]
+    chosen = extractive.select("lighthouse keeper logged tide", hits, None, keep_ratio=0.5)
+    assert chosen[0].text == s
+    assert len({c.hit_index for c in chosen}) <= extractive.MAX_SOURCES
+    best = chosen[0].score
+    assert all(c.score >= 0.5 * best for c in chosen)
+
+
+def test_a_sentence_cut_by_the_chunk_is_quoted_whole_from_its_page() -> None:
+    page = "Intro words here. The keeper logged every tide in a leather book. The end came."
+    hit = _hit("logged every tide in a leather book. The end came.")
+    chosen = extractive.select("keeper logged tide", [hit], None, pages={(1, 1): page})
+    assert chosen[0].text == "The keeper logged every tide in a leather book."
+    assert chosen[0].complete

@@ -60,11 +60,16 @@ def _overlap_start(text: str, end: int, overlap: int, floor: int) -> int:
 
 def split_text(text: str, size: int = 1500, overlap: int = 100) -> list[str]:
     """Split one page's text into passages of about ``size`` characters."""
+    return [piece for _, piece in split_spans(text, size, overlap)]
+
+
+def split_spans(text: str, size: int = 1500, overlap: int = 100) -> list[tuple[int, str]]:
+    """``split_text``'s passages with the offset where each starts in ``text``."""
     if size <= 0:
         raise ValueError("size must be positive")
     overlap = min(overlap, size // 2)
     n = len(text)
-    out: list[str] = []
+    out: list[tuple[int, str]] = []
     start = 0
     while start < n:
         if n - start <= size + size // 10:
@@ -73,23 +78,37 @@ def split_text(text: str, size: int = 1500, overlap: int = 100) -> list[str]:
             end, heading = _find_end(text, start, size)
         piece = text[start:end].strip()
         if piece:
-            out.append(piece)
+            out.append((start + len(text[start:end]) - len(text[start:end].lstrip()), piece))
         if end >= n:
             break
         start = end if heading else _overlap_start(text, end, overlap, start)
     return out
 
 
+def heading_at(page: Page, offset: int) -> str:
+    """The heading path in effect at ``offset`` of a page's text: the page's own, unless the
+    page says where sections start on it (``meta["headings"]``: ``[offset, path]`` pairs, and
+    ``meta["heading_before"]`` for the text above the first; see ingest/pdf_structure.py)."""
+    starts = page.meta.get("headings")
+    if not starts:
+        return page.heading_path
+    path = str(page.meta.get("heading_before", page.heading_path))
+    for start, heading in starts:
+        if start <= offset:
+            path = str(heading)
+    return path
+
+
 def chunk_pages(pages: list[Page], size: int = 1500, overlap: int = 100) -> list[Chunk]:
     """Chunk every page on its own; empty pages yield nothing; ordinals restart at 0 per page."""
     chunks: list[Chunk] = []
     for page in pages:
-        for ordinal, piece in enumerate(split_text(page.text, size, overlap)):
+        for ordinal, (offset, piece) in enumerate(split_spans(page.text, size, overlap)):
             chunks.append(
                 Chunk(
                     page=page.number,
                     ordinal=ordinal,
-                    heading_path=page.heading_path,
+                    heading_path=heading_at(page, offset),
                     text=piece,
                     content_hash=hashlib.sha256(piece.encode("utf-8")).hexdigest(),
                     source=page.source,

@@ -48,6 +48,7 @@ from pdfminer.utils import decode_text
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, OcrUnavailable, ResourceLimit
 from quire.ingest.ocr import ocr_pages
+from quire.ingest.pdf_structure import OutlineEntry, apply_outline, read_outline
 from quire.ingest.types import Extracted, Progress, no_progress
 from quire.storage.records import Page
 
@@ -96,6 +97,7 @@ class TextLayer:
     title: str | None
     author: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
+    outline: list[OutlineEntry] = field(default_factory=list)
 
 
 def count_words(text: str) -> int:
@@ -234,6 +236,7 @@ def read_text_layer(
         info: dict[str, Any] = {}
         for entry in doc.info:
             info.update(entry)
+        outline, outline_notice = read_outline(doc, pages)
         raw: list[RawPage] = []
         for number, layout in _iter_layouts(doc, pages):
             if layout is None:
@@ -246,15 +249,20 @@ def read_text_layer(
             raw.append(RawPage(number, text, reason))
             if progress is not None:
                 progress(number / len(pages))
+    metadata: dict[str, Any] = {
+        "page_count": len(pages),
+        "producer": _decode_info(info.get("Producer")),
+        "rebuilt_xref": any(isinstance(x, PDFXRefFallback) for x in doc.xrefs),
+        "outline_entries": len(outline),
+    }
+    if outline_notice:
+        metadata["notices"] = [outline_notice]
     return TextLayer(
         pages=raw,
         title=_clean_title(_decode_info(info.get("Title"))),
         author=_decode_info(info.get("Author")),
-        metadata={
-            "page_count": len(pages),
-            "producer": _decode_info(info.get("Producer")),
-            "rebuilt_xref": any(isinstance(x, PDFXRefFallback) for x in doc.xrefs),
-        },
+        metadata=metadata,
+        outline=outline,
     )
 
 
@@ -324,6 +332,7 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
         else:
             pages.append(Page(raw.number, raw.text, source="text_layer"))
     metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]
+    pages = apply_outline(pages, layer.outline)
     return Extracted(
         kind="pdf", title=layer.title, author=layer.author, pages=pages, metadata=metadata
     )

@@ -28,6 +28,8 @@ STOPWORDS = frozenset(
     yourselves""".split()
 )
 MAX_TERMS = 32
+#: The BM25 weight of the heading column (the text column's is 1).
+HEADING_WEIGHT = 0.5
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -90,7 +92,7 @@ def bm25(
     *,
     limit: int,
     flt: Filter,
-    heading_weight: float = 0.5,
+    heading_weight: float = HEADING_WEIGHT,
     max_df: float = 0.0,
     cache: TermScores | None = None,
 ) -> list[tuple[int, float]]:

@@ -1,5 +1,6 @@
 """One search request, in stages: plan → legs (BM25, dense, exact; concurrently) → HyDE →
-fusion → rerank → hydrate (hits with highlights, per-leg ranks and scores, and timings).
+fusion → windows (the candidates by their best few sentences, fused in) → rerank → hydrate
+(hits with highlights, per-leg ranks and scores, and timings).
 
     searcher = Searcher(db, settings, embedder, reranker)
     result = searcher.search("safe harbor", SearchOptions(kinds=("pdf",)))   # validates
@@ -25,7 +26,7 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.errors import InputError, NotFound
 from quire.retrieval import context as context_mod
-from quire.retrieval import dense, exact, fusion, lexical
+from quire.retrieval import dense, exact, fusion, lexical, windows
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
 from quire.retrieval.options import Leg, SearchOptions, Strategy
@@ -40,9 +41,12 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000  # what the legs see; longer questions are cut with a notice
 RERANK_TOP = {"precise": 35, "exhaustive": 60}
+#: The best fused candidates the window stage scores (the others get no window score).
+WINDOW_CANDIDATES = 30
 
-#: Where a ranking came from: a leg, or HyDE's hypothetical passage (a dense run).
-RankSource = Leg | Literal["hyde"]
+#: Where a ranking came from: a leg, HyDE's hypothetical passage (a dense run), or the window
+#: stage (the fused candidates by their best few sentences).
+RankSource = Leg | Literal["hyde", "window"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,7 @@ class _Request:
     limit: int  # hits returned
     timings: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    views: dict[int, chunks.ChunkView] = field(default_factory=dict)  # fetched once
 
 
 class Searcher:
@@ -166,7 +171,7 @@ class Searcher:
         req = self._plan(query, options, plan)
         rankings, qvecs = self._legs(req)
         hyde_used = self._hyde(req, rankings, qvecs)
-        fused = self._fuse(req, rankings)
+        fused = self._windows(req, rankings, self._fuse(req, rankings))
         ranks, scores = _per_leg(rankings)
         counts: dict[str, int] = {
             s: sum(s in r for r in ranks.values()) for s in _sources(rankings)
@@ -268,29 +273,53 @@ class Searcher:
 
     def _fuse(self, req: _Request, rankings: Rankings) -> list[tuple[int, float]]:
         t0 = time.perf_counter()
+        weight = {
+            "bm25": self.settings.weight_bm25,
+            "dense": self.settings.weight_dense,
+            "hyde": self.settings.weight_dense,
+            "exact": self.settings.weight_exact,
+            "window": self.settings.weight_window,
+        }
         if self.settings.fusion == "blend":
             fused = fusion.blend(_merged(rankings, "bm25"), _merged(rankings, "dense", "hyde"))
-            if exact_ := _merged(rankings, "exact"):
-                # Exact matches have no comparable score: rank-fuse them with the blend.
+            # Exact matches and windows have no comparable score: rank-fuse them with it.
+            extra = {s: r for s in ("exact", "window") if (r := _merged(rankings, s))}
+            if extra:
                 fused = fusion.rrf(
-                    {"blend": fused, "exact": exact_},
+                    {"blend": fused, **extra},
                     k=self.settings.rrf_k,
-                    weights={"blend": 1.0, "exact": self.settings.weight_exact},
+                    weights={"blend": 1.0, **{s: weight[s] for s in extra}},
                 )
         else:
-            weight = {
-                "bm25": self.settings.weight_bm25,
-                "dense": self.settings.weight_dense,
-                "hyde": self.settings.weight_dense,
-                "exact": self.settings.weight_exact,
-            }
             fused = fusion.rrf(
                 {str(run): r for run, r in rankings.items()},
                 k=self.settings.rrf_k,
                 weights={str(run): weight[run.source] for run in rankings},
             )
-        req.timings["fusion"] = _ms(t0)
+        req.timings["fusion"] = req.timings.get("fusion", 0.0) + _ms(t0)
         return fused[: req.pool]
+
+    def _windows(
+        self, req: _Request, rankings: Rankings, fused: list[tuple[int, float]]
+    ) -> list[tuple[int, float]]:
+        """Fuse again with the window ranking of the fused candidates (see windows.py)."""
+        if not self.settings.weight_window or "bm25" not in req.options.legs or not fused:
+            return fused
+        t0 = time.perf_counter()
+        order = [cid for cid, _ in fused[:WINDOW_CANDIDATES]]
+        terms = lexical.terms(req.query)
+        with self.db.read() as conn:
+            idf = windows.idf_weights(conn, terms, self.term_scores, lexical.HEADING_WEIGHT)
+            req.views.update(chunks.ready_views(conn, order))
+        texts = {cid: v.text for cid, v in req.views.items()}
+        ranking = windows.window_ranking(
+            terms, idf, texts, order, size=self.settings.window_sentences
+        )
+        req.timings["window"] = _ms(t0)
+        if not ranking:
+            return fused
+        rankings[LegRun("window")] = ranking
+        return self._fuse(req, rankings)
 
     def _rerank(
         self, req: _Request, order: list[int]
@@ -306,8 +335,7 @@ class Searcher:
             return order, {}, None
         t0 = time.perf_counter()
         try:
-            with self.db.read() as conn:
-                texts = chunks.texts(conn, order)
+            texts = {cid: v.text for cid, v in self._views(req, order).items()}
             outcome = rerank(
                 self.reranker,
                 req.query,
@@ -334,8 +362,7 @@ class Searcher:
         rerank_scores: dict[int, float],
     ) -> list[Hit]:
         t0 = time.perf_counter()
-        with self.db.read() as conn:
-            views = chunks.ready_views(conn, order)
+        views = self._views(req, order)
         patterns = highlight_patterns([req.query, *req.plan.queries], req.plan.hard_keywords)
         hits = [
             Hit(
@@ -366,6 +393,14 @@ class Searcher:
         return hits
 
     # -- helpers ----------------------------------------------------------------------------
+    def _views(self, req: _Request, ids: list[int]) -> dict[int, chunks.ChunkView]:
+        """The chunks ``ids`` of ready documents, read once per request."""
+        missing = [cid for cid in ids if cid not in req.views]
+        if missing:
+            with self.db.read() as conn:
+                req.views.update(chunks.ready_views(conn, missing))
+        return {cid: req.views[cid] for cid in ids if cid in req.views}
+
     def _hyde_mode(self, req: _Request) -> str:
         return req.options.hyde_mode or self.settings.hyde_mode
 

@@ -208,6 +208,10 @@ class TermScores:
         rows = rows[np.lexsort((index.ids[rows], -total[rows]))][:limit]
         return list(zip(index.ids[rows].tolist(), total[rows].tolist(), strict=True))
 
+    def matches(self, conn: Connection, view: View, phrase: str, heading_weight: float) -> int:
+        """How many rows match ``phrase`` (its document frequency), from its cached scores."""
+        return len(self._postings(conn, view.index, phrase, float(heading_weight)).pos)
+
     def stats(self) -> dict[str, int]:
         """Cached terms and their postings (12 bytes each)."""
         index = self._index

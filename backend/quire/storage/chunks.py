@@ -203,6 +203,21 @@ def texts(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
     return {int(r[0]): str(r[1]) for r in rows}
 
 
+def page_texts(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """The whole text of each (document id, page) that exists."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        text(
+            "SELECT document_id, page, text FROM pages WHERE (document_id, page) IN "
+            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') "
+            "FROM json_each(:pairs))"
+        ),
+        {"pairs": json.dumps([list(k) for k in dict.fromkeys(keys)])},
+    ).all()
+    return {(int(r[0]), int(r[1])): str(r[2]) for r in rows}
+
+
 def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
     """The chunks among ``ids`` whose document is ready (others were deleted or re-ingested
     since a search's legs ran), with their documents' titles, kinds and hit metadata."""

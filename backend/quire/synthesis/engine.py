@@ -24,7 +24,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from quire.config import Settings
@@ -34,7 +34,7 @@ from quire.llm.router import LLMRouter
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import Plan, heuristic_plan
 from quire.retrieval.search import Hit, Searcher, SearchResult
-from quire.storage import conversations
+from quire.storage import chunks, conversations
 from quire.storage.db import Database
 from quire.synthesis import extractive, parse, prompts
 from quire.synthesis.answer import ChatRequest, Evidence, Prepared, Run, dedup, listing, number
@@ -112,7 +112,7 @@ class ChatEngine:
         return Prepared(request, question, conversation_id, user_message_id, history)
 
     # -- the stream -------------------------------------------------------------------------
-    async def stream(self, prepared: Prepared) -> AsyncIterator[Event]:
+    async def stream(self, prepared: Prepared) -> AsyncGenerator[Event, None]:
         mode, model, why = await self._mode(prepared.request)
         run = Run(prepared, mode, model)
         if why:
@@ -364,13 +364,7 @@ class ChatEngine:
 
     async def _extractive(self, run: Run, hits: Sequence[Hit]) -> AsyncIterator[Event]:
         t0 = time.perf_counter()
-        chosen = await asyncio.to_thread(
-            extractive.select,
-            run.standalone,
-            hits,
-            self.searcher.embedder,
-            count=EXTRACTIVE_SENTENCES,
-        )
+        chosen = await asyncio.to_thread(self._select, run.standalone, hits)
         by_chunk: dict[int, Evidence] = {}
         lines = []
         for s in chosen:
@@ -404,6 +398,15 @@ class ChatEngine:
             run.answer += piece
             yield TokenEvent(text=piece)
         run.timings["extract"] = _ms(t0)
+
+    def _select(self, question: str, hits: Sequence[Hit]) -> list[extractive.Sentence]:
+        """The sentences to quote, read whole from their pages where a chunk cut them."""
+        keys = [(h.document_id, h.page) for h in hits[: extractive.MAX_PASSAGES]]
+        with self.db.read() as conn:
+            pages = chunks.page_texts(conn, keys)
+        return extractive.select(
+            question, hits, self.searcher.embedder, count=EXTRACTIVE_SENTENCES, pages=pages
+        )
 
     # -- storing ----------------------------------------------------------------------------
     def _store(

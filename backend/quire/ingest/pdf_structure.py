@@ -1,0 +1,217 @@
+"""Structure a PDF declares about itself: the outline (bookmarks) as heading paths.
+
+Each outline entry points at a page (and often a height on it). Walking the entries in page
+order gives the heading path in effect anywhere in the book: "Scale-free networks > Generating
+BA graphs". A page's heading path is the one that covers most of it; where an entry starts on
+a page, the page remembers the offset in its text where the heading's title is found (so that
+chunks before it keep the previous section). The outline is read defensively: entries that
+point at missing pages are dropped, a cyclic or absurdly long outline is cut, and any damage
+leaves the document with physical page numbers only and a notice, never a failed ingest.
+
+    outline, notice = read_outline(doc, pages)
+    pages = apply_outline(pages, outline)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pdfminer.pdfdocument import PDFDocument
+from pdfminer.pdfpage import PDFPage
+from pdfminer.pdftypes import PDFObjRef, resolve1
+from pdfminer.psparser import PSLiteral
+from pdfminer.utils import decode_text
+
+from quire.storage.records import Page
+
+log = logging.getLogger(__name__)
+
+MAX_ENTRIES = 5000
+MAX_DEPTH = 12
+PATH_SEPARATOR = " > "
+#: A heading found this early in a page's text starts the page (the running head before it).
+TOP_CHARS = 200
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    """A bookmark: its depth (1 = top), title, page (1-based) and height on the page."""
+
+    level: int
+    title: str
+    page: int
+    top: float | None = None
+
+
+def read_outline(doc: PDFDocument, pages: list[PDFPage]) -> tuple[list[OutlineEntry], str | None]:
+    """The outline's entries that point at a page of ``pages``, in outline order, and a notice
+    when part of it could not be used."""
+    numbers: dict[Any, int] = {page.pageid: n for n, page in enumerate(pages, start=1)}
+    try:
+        root = resolve1(doc.catalog.get("Outlines"))
+    except Exception:  # noqa: BLE001 - a broken catalog is no outline
+        return [], "the PDF's outline cannot be read; pages are cited by number"
+    if not isinstance(root, dict) or "First" not in root:
+        return [], None
+    entries: list[OutlineEntry] = []
+    dropped = 0
+    seen: set[int] = set()
+    truncated = False
+    # (node, level) pairs, depth first; ``seen`` breaks cycles through First/Next.
+    stack: list[tuple[Any, int]] = [(root.get("First"), 1)]
+    while stack:
+        ref, level = stack.pop()
+        while ref is not None:
+            key = ref.objid if isinstance(ref, PDFObjRef) else id(ref)
+            if key in seen or len(seen) >= MAX_ENTRIES or level > MAX_DEPTH:
+                truncated = truncated or key in seen or len(seen) >= MAX_ENTRIES
+                break
+            seen.add(key)
+            try:
+                node = resolve1(ref)
+            except Exception:  # noqa: BLE001
+                break
+            if not isinstance(node, dict):
+                break
+            title = _title(node.get("Title"))
+            page, top = _target(doc, node, numbers)
+            if title and page is not None:
+                entries.append(OutlineEntry(level, title, page, top))
+            elif title:
+                dropped += 1
+            following = node.get("Next")
+            if node.get("First") is not None:
+                stack.append((following, level))
+                stack.append((node.get("First"), level + 1))
+                break
+            ref = following
+    notice = None
+    if truncated or dropped:
+        parts = []
+        if dropped:
+            parts.append(f"{dropped} outline entries point at no page of the file")
+        if truncated:
+            parts.append("the outline loops back on itself or is too long, so it was cut")
+        notice = "; ".join(parts)
+        log.info("outline: %s", notice)
+    return entries, notice
+
+
+def _title(value: object) -> str:
+    try:
+        value = resolve1(value)
+    except Exception:  # noqa: BLE001
+        return ""
+    if isinstance(value, bytes):
+        value = decode_text(value)
+    if not isinstance(value, str):
+        return ""
+    return " ".join("".join(c for c in value if c.isprintable()).split())[:300]
+
+
+def _target(
+    doc: PDFDocument, node: dict[str, Any], numbers: dict[Any, int]
+) -> tuple[int | None, float | None]:
+    """The page number (and height) an outline node points at, through /Dest or a GoTo."""
+    try:
+        dest = node.get("Dest")
+        if dest is None:
+            action = resolve1(node.get("A"))
+            if isinstance(action, dict) and _name(action.get("S")) == "GoTo":
+                dest = action.get("D")
+        dest = resolve1(dest)
+        if isinstance(dest, bytes | str | PSLiteral):
+            dest = resolve1(doc.get_dest(dest.name if isinstance(dest, PSLiteral) else dest))
+        if isinstance(dest, dict):
+            dest = resolve1(dest.get("D"))
+        if not isinstance(dest, list) or not dest:
+            return None, None
+        page_ref = dest[0]
+        page = numbers.get(page_ref.objid) if isinstance(page_ref, PDFObjRef) else None
+        if page is None and isinstance(page_ref, int) and 0 <= page_ref < len(numbers):
+            page = page_ref + 1  # a remote-style destination by page index
+        top = None
+        if len(dest) >= 4 and _name(dest[1]) == "XYZ" and isinstance(dest[3], int | float):
+            top = float(dest[3])
+        return page, top
+    except Exception:  # noqa: BLE001 - a broken destination only loses this entry
+        return None, None
+
+
+def _name(value: object) -> str | None:
+    value = resolve1(value)
+    if not isinstance(value, PSLiteral):
+        return None
+    return value.name.decode("latin-1") if isinstance(value.name, bytes) else str(value.name)
+
+
+def _fold(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _offset(page_text: str, title: str) -> int:
+    """Where ``title`` starts in the page's text (0 when it cannot be found: assume the top)."""
+    words = [re.escape(w) for w in _fold(title).split()]
+    if not words:
+        return 0
+    m = re.search(r"\s+".join(words), unicodedata.normalize("NFKC", page_text).casefold())
+    return m.start() if m else 0
+
+
+def apply_outline(pages: list[Page], outline: list[OutlineEntry]) -> list[Page]:
+    """The pages with heading paths from the outline (pages keep theirs when it is empty).
+
+    ``meta["headings"]`` of a page lists ``[offset, path]`` where a section starts on it (and
+    ``meta["heading_before"]`` the path above the first, when text comes before it); the
+    page's own ``heading_path`` is the section covering most of its text. The chunker gives
+    each chunk the path in effect where it starts.
+    """
+    if not outline:
+        return pages
+    by_page: dict[int, list[OutlineEntry]] = {}
+    for entry in outline:
+        by_page.setdefault(entry.page, []).append(entry)
+    # Paths are built in outline order (the logical order); where each starts on its page is
+    # found in the page's text.
+    stack: list[str] = []
+    out = []
+    for page in pages:
+        previous = _path(stack)  # the path in effect at the top of this page
+        starts: list[list[Any]] = []
+        for entry in by_page.get(page.number, []):
+            del stack[entry.level - 1 :]
+            stack.extend([""] * (entry.level - 1 - len(stack)))
+            stack.append(entry.title)
+            offset = _offset(page.text, entry.title)
+            starts.append([0 if offset <= TOP_CHARS else offset, _path(stack)])
+        current = _path(stack)
+        if not starts:
+            path = current if stack else page.heading_path
+            out.append(replace(page, heading_path=path) if path != page.heading_path else page)
+            continue
+        starts.sort(key=lambda s: s[0])
+        before = previous
+        meta: dict[str, Any] = {**page.meta, "headings": starts}
+        if starts[0][0] > 0:
+            meta["heading_before"] = before
+        out.append(replace(page, heading_path=_covering(page, starts, before), meta=meta))
+    return out
+
+
+def _path(stack: list[str]) -> str:
+    return PATH_SEPARATOR.join(t for t in stack if t)
+
+
+def _covering(page: Page, starts: list[list[Any]], before: str) -> str:
+    """The heading path over the largest share of the page's text."""
+    spans = []
+    if starts[0][0] > 0:
+        spans.append((starts[0][0], before))
+    for i, (offset, path) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(page.text)
+        spans.append((end - offset, path))
+    return max(spans, key=lambda s: s[0])[1]

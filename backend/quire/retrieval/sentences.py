@@ -1,0 +1,67 @@
+"""Sentences, and the rows of tables and code, as units of text: what the search's window
+stage and the extractive answers score, and what an answer quotes.
+
+Sentences are split with a regular expression that keeps abbreviations, initials and decimals
+together (the texts are a few dozen passages of clean text; a sentence-splitting library would
+add a dependency for no measurable gain). A "sentence" made of short lines, or of lines laid
+out as columns, is a table, a list or code: each line is a unit of its own, since a line of a
+table holds one fact.
+
+    split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
+"""
+
+from __future__ import annotations
+
+import re
+
+# A boundary: . ! ? (optionally closing quotes/brackets) then space and an upper-case letter,
+# digit or opening quote — but not after common abbreviations or single initials.
+_ABBREV = (
+    r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bProf)(?<!\bSt)(?<!\bvs)(?<!\betc)(?<!\bal)"
+    r"(?<!\bFig)(?<!\bNo)(?<!\bVol)(?<!\bp)(?<!\bpp)(?<!\be\.g)(?<!\bi\.e)(?<!\b[A-Z])"
+)
+# The lookahead first: most positions fail on it at once, before the abbreviation checks
+# (17 lookbehinds at every position made splitting the slowest step of the window stage).
+_BOUNDARY = re.compile(
+    r"(?=[.!?])" + _ABBREV + r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n\s*\n"
+)
+MAX_CHARS = 600
+#: Lines this short on average are rows (a table, a list, code), each a unit.
+SHORT_LINE = 32
+#: A line laid out as a table row: cells between bars, or separated by runs of spaces/tabs.
+ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t")
+
+
+def split_sentences(passage: str) -> list[tuple[int, str]]:
+    """(offset, unit) pairs: sentences, and the lines of table- or code-like sentences; each
+    unit is an exact substring of the passage."""
+    out: list[tuple[int, str]] = []
+    pos = 0
+    for m in _BOUNDARY.finditer(passage):
+        end = m.start() + len(m.group(0).rstrip())
+        _add(out, passage, pos, end)
+        pos = m.end()
+    _add(out, passage, pos, len(passage))
+    return out
+
+
+def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None:
+    raw = passage[start:end]
+    lead = len(raw) - len(raw.lstrip())
+    sentence = raw.strip()
+    if not sentence:
+        return
+    lines = sentence.split("\n")
+    rows = sum(bool(ROWISH.search(ln)) for ln in lines)
+    if rows >= 2 or (
+        len(lines) > 2 and (len(sentence) > MAX_CHARS or len(sentence) / len(lines) < SHORT_LINE)
+    ):
+        # Rows of a table or code: each line is a unit of its own.
+        offset = start + lead
+        for line in lines:
+            stripped = line.strip()
+            if stripped:
+                out.append((offset + line.index(stripped[0]), stripped))
+            offset += len(line) + 1
+        return
+    out.append((start + lead, sentence))
