@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     rerank_max_tokens: int = Field(
         default=256, ge=8, le=512, description="Tokens per (query, passage) pair; passages cut."
     )
+    rerank_passage_chars: int = Field(
+        default=600,
+        ge=0,
+        description="Characters of each candidate the reranker reads: its best sentences, "
+        "widened to this (0: the whole chunk, cut at rerank_max_tokens).",
+    )
     rerank_budget_ms: int = Field(
         default=1500, ge=0, description="Reranking time per search; the rest keep fusion order."
     )

@@ -224,6 +224,57 @@ def test_search_reranks_with_a_real_onnx_cross_encoder(
     assert len(set(logits)) > 1  # raw logits, not a normalised constant
 
 
+def test_the_reranker_reads_each_candidates_best_sentences(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    class Recording:
+        """Scores by passage length, and keeps what it was given."""
+
+        name = "recording"
+
+        def __init__(self) -> None:
+            self.passages: list[str] = []
+
+        def score(self, query: str, passages: list[str]) -> np.ndarray:
+            self.passages.extend(passages)
+            return np.array([len(p) for p in passages], dtype=np.float32)
+
+        def close(self) -> None:
+            pass
+
+    settings, db = library
+    query = "White Rabbit pink eyes"
+    for chars in (300, 0):
+        reranker = Recording()
+        tuned = settings.model_copy(update={"rerank_passage_chars": chars})
+        searcher = Searcher(db, tuned, embedder, reranker)
+        try:
+            r = searcher.search(query, SearchOptions(limit=10))
+        finally:
+            searcher.close()
+        assert r.rerank is not None and r.rerank.scored == len(reranker.passages) >= 10
+        assert r.rerank.mean_chars == pytest.approx(
+            sum(map(len, reranker.passages)) / len(reranker.passages), abs=0.1
+        )
+        for hit in r.hits:
+            assert hit.rerank_span is not None
+            start, end = hit.rerank_span
+            assert hit.text[start:end] in reranker.passages
+            assert hit.rerank == end - start  # the score of exactly that passage
+            if chars:
+                assert end - start <= chars
+            else:
+                assert (start, end) == (0, len(hit.text))
+        if chars:
+            # Where a long chunk names the rabbit, the part read is around the name.
+            read = [
+                h.text[slice(*h.rerank_span)]
+                for h in r.hits
+                if h.rerank_span and len(h.text) > 600 and "Rabbit" in h.text
+            ]
+            assert read and [w for w in read if "rabbit" not in w.lower()] == []
+
+
 def test_a_failing_reranker_keeps_fusion_order(
     library: tuple[Settings, Database], embedder: Embedder
 ) -> None:

@@ -54,7 +54,7 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -100,10 +100,20 @@ def heading_at(page: Page, offset: int) -> str:
 
 
 def chunk_pages(pages: list[Page], size: int = 1500, overlap: int = 100) -> list[Chunk]:
-    """Chunk every page on its own; empty pages yield nothing; ordinals restart at 0 per page."""
+    """Chunk every page on its own; empty pages yield nothing; ordinals restart at 0 per page.
+
+    Where the page says a section starts part-way down (``meta["headings"]``), the text is
+    cut there first, so that a chunk holds one section and carries its heading path."""
     chunks: list[Chunk] = []
     for page in pages:
-        for ordinal, (offset, piece) in enumerate(split_spans(page.text, size, overlap)):
+        cuts = sorted({int(start) for start, _ in page.meta.get("headings") or () if start > 0})
+        bounds = [0, *(c for c in cuts if c < len(page.text)), len(page.text)]
+        spans = [
+            (lo + offset, piece)
+            for lo, hi in zip(bounds, bounds[1:], strict=False)
+            for offset, piece in split_spans(page.text[lo:hi], size, overlap)
+        ]
+        for ordinal, (offset, piece) in enumerate(spans):
             chunks.append(
                 Chunk(
                     page=page.number,

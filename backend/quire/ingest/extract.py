@@ -12,6 +12,7 @@ from quire.ingest.detect import decode_text, detect_kind
 from quire.ingest.epub import extract_epub
 from quire.ingest.markdown import first_line_title, parse_markdown, parse_text
 from quire.ingest.pdf import extract_pdf
+from quire.ingest.pdf_structure import apply_outline
 from quire.ingest.perplexity_md import parse_perplexity_markdown
 from quire.ingest.text_clean import clean_page_text, strip_running_headers
 from quire.ingest.types import Extracted, Progress, no_progress
@@ -76,6 +77,8 @@ def extract_file(path: Path, settings: Settings, progress: Progress = no_progres
             extracted = parse_text(text)
         progress("extract", 1.0)
     extracted.pages, first_line = _clean_pages(extracted.pages, pdf=kind == "pdf")
+    # Sections start at offsets in the clean text, so the outline is applied after cleaning.
+    extracted.pages = apply_outline(extracted.pages, extracted.outline)
     if not extracted.title:
         extracted.title = first_line
     return extracted

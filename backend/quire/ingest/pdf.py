@@ -48,7 +48,7 @@ from pdfminer.utils import decode_text
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, OcrUnavailable, ResourceLimit
 from quire.ingest.ocr import ocr_pages
-from quire.ingest.pdf_structure import OutlineEntry, apply_outline, read_outline
+from quire.ingest.pdf_structure import OutlineEntry, read_outline
 from quire.ingest.types import Extracted, Progress, no_progress
 from quire.storage.records import Page
 
@@ -332,7 +332,11 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
         else:
             pages.append(Page(raw.number, raw.text, source="text_layer"))
     metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]
-    pages = apply_outline(pages, layer.outline)
     return Extracted(
-        kind="pdf", title=layer.title, author=layer.author, pages=pages, metadata=metadata
+        kind="pdf",
+        title=layer.title,
+        author=layer.author,
+        pages=pages,
+        metadata=metadata,
+        outline=layer.outline,
     )

@@ -9,7 +9,7 @@ point at missing pages are dropped, a cyclic or absurdly long outline is cut, an
 leaves the document with physical page numbers only and a notice, never a failed ingest.
 
     outline, notice = read_outline(doc, pages)
-    pages = apply_outline(pages, outline)
+    pages = apply_outline(pages, outline)  # on the cleaned pages (extract_file does)
 """
 
 from __future__ import annotations
@@ -154,12 +154,21 @@ def _fold(text: str) -> str:
 
 
 def _offset(page_text: str, title: str) -> int:
-    """Where ``title`` starts in the page's text (0 when it cannot be found: assume the top)."""
+    """Where ``title`` starts in the page's text (0 when it cannot be found: assume the top).
+
+    The search runs over the folded text (NFKC, casefold: "…" and "ß" grow), with each folded
+    character mapped back to the original character it came from."""
     words = [re.escape(w) for w in _fold(title).split()]
     if not words:
         return 0
-    m = re.search(r"\s+".join(words), unicodedata.normalize("NFKC", page_text).casefold())
-    return m.start() if m else 0
+    folded: list[str] = []
+    origin: list[int] = []
+    for i, char in enumerate(page_text):
+        piece = unicodedata.normalize("NFKC", char).casefold()
+        folded.append(piece)
+        origin.extend([i] * len(piece))
+    m = re.search(r"\s+".join(words), "".join(folded))
+    return origin[m.start()] if m else 0
 
 
 def apply_outline(pages: list[Page], outline: list[OutlineEntry]) -> list[Page]:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from quire.ingest.pdf_structure import OutlineEntry
 from quire.storage.records import Kind, Page
 
 #: ``progress(stage, fraction)``: stage is "extract" or "ocr", fraction in 0..1.
@@ -25,3 +26,5 @@ class Extracted:
     author: str | None
     pages: list[Page]
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The PDF's bookmarks; extract_file turns them into heading paths once pages are clean.
+    outline: list[OutlineEntry] = field(default_factory=list)

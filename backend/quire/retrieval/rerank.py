@@ -96,6 +96,9 @@ class RerankReport(BaseModel):
     scored: int
     skipped: int = Field(description="Candidates over the time budget (kept fusion order).")
     truncated_tokens: int = Field(description="Passages cut at the token limit.")
+    mean_chars: float = Field(
+        description="Characters per passage read (each hit's rerank_span says which)."
+    )
     elapsed_ms: float
     fallback: bool = Field(description="None passed the score threshold: fusion order kept.")
     summary: str = Field(description="The same, as one sentence.")
@@ -110,13 +113,17 @@ class RerankOutcome:
     scored: int = 0
     skipped: int = 0
     truncated_tokens: int = 0
+    mean_chars: float = 0.0
     elapsed_ms: float = 0.0
     fallback: bool = False
     model: str = ""
 
     def summary(self) -> str:
         """One sentence for people: what was scored, skipped, cut, and how long it took."""
-        parts = [f"reranked {self.scored} of {self.scored + self.skipped} with {self.model}"]
+        parts = [
+            f"reranked {self.scored} of {self.scored + self.skipped} with {self.model}"
+            f" (~{self.mean_chars:.0f} characters each)"
+        ]
         if self.skipped:
             parts.append(f"{self.skipped} over the time budget kept fusion order")
         if self.truncated_tokens:
@@ -132,6 +139,7 @@ class RerankOutcome:
             scored=self.scored,
             skipped=self.skipped,
             truncated_tokens=self.truncated_tokens,
+            mean_chars=round(self.mean_chars, 1),
             elapsed_ms=self.elapsed_ms,
             fallback=self.fallback,
             summary=self.summary(),
@@ -395,6 +403,7 @@ def rerank(
         scored=scored,
         skipped=len(ids) - scored,
         truncated_tokens=truncated,
+        mean_chars=sum(map(len, passages[:scored])) / scored if scored else 0.0,
         elapsed_ms=(time.perf_counter() - start) * 1000,
         fallback=fallback,
         model=reranker.name,

@@ -78,6 +78,8 @@ class Hit:
     scores: dict[str, float]
     fused: float
     rerank: float | None = None
+    #: The [start, end) characters of ``text`` the cross-encoder read, when reranked.
+    rerank_span: tuple[int, int] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] | None = None
 
@@ -116,6 +118,9 @@ class _Request:
     timings: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
     views: dict[int, chunks.ChunkView] = field(default_factory=dict)  # fetched once
+    #: Each scored chunk's best window of sentences (None: no query term in it).
+    best: dict[int, windows.Window | None] = field(default_factory=dict)
+    idf: dict[str, float] | None = None  # the query terms' weights, once counted
 
 
 class Searcher:
@@ -177,8 +182,8 @@ class Searcher:
             s: sum(s in r for r in ranks.values()) for s in _sources(rankings)
         }
         counts["fused"] = len(fused)
-        order, rerank_scores, report = self._rerank(req, [cid for cid, _ in fused])
-        hits = self._hydrate(req, order, ranks, scores, dict(fused), rerank_scores)
+        order, rerank_scores, spans, report = self._rerank(req, [cid for cid, _ in fused])
+        hits = self._hydrate(req, order, ranks, scores, dict(fused), rerank_scores, spans)
         req.timings["total"] = _ms(t_start)
         return SearchResult(
             query=req.query,
@@ -307,39 +312,57 @@ class Searcher:
             return fused
         t0 = time.perf_counter()
         order = [cid for cid, _ in fused[:WINDOW_CANDIDATES]]
-        terms = lexical.terms(req.query)
-        with self.db.read() as conn:
-            idf = windows.idf_weights(conn, terms, self.term_scores, lexical.HEADING_WEIGHT)
-            req.views.update(chunks.ready_views(conn, order))
-        texts = {cid: v.text for cid, v in req.views.items()}
-        ranking = windows.window_ranking(
-            terms, idf, texts, order, size=self.settings.window_sentences
-        )
+        found = self._best_windows(req, order)
         req.timings["window"] = _ms(t0)
-        if not ranking:
+        if not found:
             return fused
-        rankings[LegRun("window")] = ranking
+        rankings[LegRun("window")] = windows.ranking(found, order)
         return self._fuse(req, rankings)
+
+    def _best_windows(self, req: _Request, order: list[int]) -> dict[int, windows.Window]:
+        """The best window of each chunk of ``order`` (kept on the request for reranking)."""
+        missing = [cid for cid in order if cid not in req.best]
+        terms = lexical.terms(req.query)
+        if missing and terms:
+            with self.db.read() as conn:
+                if req.idf is None:
+                    req.idf = windows.idf_weights(
+                        conn, terms, self.term_scores, lexical.HEADING_WEIGHT
+                    )
+            texts = {cid: v.text for cid, v in self._views(req, missing).items()}
+            found = windows.best_windows(
+                terms, req.idf, texts, missing, size=self.settings.window_sentences
+            )
+            req.best.update({cid: found.get(cid) for cid in missing})
+        return {cid: w for cid in order if (w := req.best.get(cid)) is not None}
 
     def _rerank(
         self, req: _Request, order: list[int]
-    ) -> tuple[list[int], dict[int, float], RerankReport | None]:
+    ) -> tuple[list[int], dict[int, float], dict[int, tuple[int, int]], RerankReport | None]:
         """The cross-encoder's order of the fused candidates (fusion order when there is no
-        model or it fails), cut to the request's limit."""
+        model or it fails), cut to the request's limit; and the span of each chunk it read:
+        the best window of sentences widened to ``rerank_passage_chars`` (see windows.py)."""
         if not req.options.rerank:
-            return order[: req.limit], {}, None
+            return order[: req.limit], {}, {}, None
         if self.reranker is None:
             req.notices.append("no reranker model installed: results keep fusion order")
-            return order[: req.limit], {}, None
+            return order[: req.limit], {}, {}, None
         if not order:
-            return order, {}, None
+            return order, {}, {}, None
         t0 = time.perf_counter()
         try:
             texts = {cid: v.text for cid, v in self._views(req, order).items()}
+            found = self._best_windows(req, order)
+            limit = self.settings.rerank_passage_chars
+            spans = {
+                cid: windows.passage_span(texts[cid], found.get(cid), limit)
+                for cid in order
+                if cid in texts
+            }
             outcome = rerank(
                 self.reranker,
                 req.query,
-                [(cid, texts[cid]) for cid in order if cid in texts],
+                [(cid, texts[cid][slice(*spans[cid])]) for cid in order if cid in texts],
                 top_n=req.limit,
                 min_logit=self.settings.rerank_min_logit,
                 budget_ms=self.settings.rerank_budget_ms,
@@ -347,10 +370,11 @@ class Searcher:
         except Exception as exc:  # noqa: BLE001 - a broken model must not fail the search
             log.warning("reranking failed; keeping fusion order", exc_info=True)
             req.notices.append(f"reranking failed ({type(exc).__name__}): fusion order kept")
-            return order[: req.limit], {}, None
+            return order[: req.limit], {}, {}, None
         finally:
             req.timings["rerank"] = _ms(t0)
-        return outcome.order[: req.limit], outcome.scores, outcome.report()
+        read = {cid: spans[cid] for cid in outcome.scores}
+        return outcome.order[: req.limit], outcome.scores, read, outcome.report()
 
     def _hydrate(
         self,
@@ -360,6 +384,7 @@ class Searcher:
         scores: dict[int, dict[str, float]],
         fused: dict[int, float],
         rerank_scores: dict[int, float],
+        rerank_spans: dict[int, tuple[int, int]],
     ) -> list[Hit]:
         t0 = time.perf_counter()
         views = self._views(req, order)
@@ -379,6 +404,7 @@ class Searcher:
                 scores={k: round(s, 5) for k, s in scores.get(cid, {}).items()},
                 fused=round(fused.get(cid, 0.0), 6),
                 rerank=round(rerank_scores[cid], 4) if cid in rerank_scores else None,
+                rerank_span=rerank_spans.get(cid),
                 metadata=v.metadata,
             )
             for cid in order

@@ -14,6 +14,7 @@ import bisect
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
@@ -55,18 +56,30 @@ def idf_weights(
     return {t: math.log1p(total / (1 + df[t])) for t in terms}
 
 
-def window_ranking(
+@dataclass(frozen=True)
+class Window:
+    """A passage's best window: its share of the query's weight, where its sentences are in
+    the text, and where its first match starts and its last ends."""
+
+    score: float
+    start: int
+    end: int
+    first_match: int
+    last_match: int
+
+
+def best_windows(
     terms: Sequence[str],
     idf: Mapping[str, float],
     texts: Mapping[int, str],
     order: Sequence[int],
     *,
     size: int = 3,
-) -> list[tuple[int, float]]:
-    """(chunk id, best window score) of the chunks in ``order``, best first (ties keep
-    ``order``); chunks with no query term anywhere are left out."""
+) -> dict[int, Window]:
+    """The best window of ``size`` consecutive sentences of each chunk in ``order``, trimmed
+    to the sentences holding its matches; chunks with no query term anywhere are left out."""
     if not terms:
-        return []
+        return {}
     # One scan of each passage: an alternation of the terms' stems (as the highlighter cuts
     # them; longest first), and each matched word credited to every term it starts with.
     stems = [_stem(t) for t in terms]
@@ -98,24 +111,94 @@ def window_ranking(
             )
         return bits[word]
 
-    scored = []
-    for rank, cid in enumerate(order):
+    out: dict[int, Window] = {}
+    for cid in order:
         passage = texts.get(cid, "")
-        starts = [start for start, _ in split_sentences(passage)] or [0]
+        units = split_sentences(passage) or [(0, passage)]
+        starts = [start for start, _ in units]
         found = [0] * len(starts)  # the terms in each sentence, as bits
+        spans: list[tuple[int, int] | None] = [None] * len(starts)  # first, last match
         for m in pattern.finditer(passage):
-            found[max(bisect.bisect_right(starts, m.start()) - 1, 0)] |= terms_of(m.group(0))
-        best = 0.0
+            i = max(bisect.bisect_right(starts, m.start()) - 1, 0)
+            found[i] |= terms_of(m.group(0))
+            spans[i] = (spans[i] or m.span())[0], m.end()
+        # The best window, as the sentences from its first match to its last: of equal
+        # shares the one spanning the fewest sentences, then the earliest.
+        best, first, last = 0.0, 0, 0
         for i in range(len(found)):
-            mask = 0
-            for f in found[i : i + size]:
-                mask |= f
-            if mask:
-                best = max(best, share(mask))
+            if not found[i]:
+                continue  # a window starting on a sentence without terms is no tighter
+            mask, end = 0, i
+            for j in range(i, min(i + size, len(found))):
+                if found[j]:
+                    mask, end = mask | found[j], j
+            score = share(mask)
+            if score > best or (score == best and end - i < last - first):
+                best, first, last = score, i, end
         if best > 0:
-            scored.append((cid, best, rank))
-    scored.sort(key=lambda x: (-x[1], x[2]))
-    return [(cid, score) for cid, score, _ in scored]
+            opening, closing = spans[first], spans[last]
+            assert opening is not None and closing is not None  # both sentences have terms
+            end = units[last][0] + len(units[last][1])
+            out[cid] = Window(best, units[first][0], end, opening[0], closing[1])
+    return out
+
+
+def window_ranking(
+    terms: Sequence[str],
+    idf: Mapping[str, float],
+    texts: Mapping[int, str],
+    order: Sequence[int],
+    *,
+    size: int = 3,
+) -> list[tuple[int, float]]:
+    """(chunk id, best window score) of the chunks in ``order``, best first (ties keep
+    ``order``); chunks with no query term anywhere are left out."""
+    return ranking(best_windows(terms, idf, texts, order, size=size), order)
+
+
+def ranking(found: Mapping[int, Window], order: Sequence[int]) -> list[tuple[int, float]]:
+    """(chunk id, window score) best first; ties keep ``order``."""
+    rank = {cid: r for r, cid in enumerate(order)}
+    ordered = sorted(found.items(), key=lambda x: (-x[1].score, rank.get(x[0], len(rank))))
+    return [(cid, w.score) for cid, w in ordered]
+
+
+def passage_span(text: str, window: Window | None, max_chars: int) -> tuple[int, int]:
+    """The part of a chunk a cross-encoder should read: the best window, widened by whole
+    neighbouring sentences (after, then before, in turn) up to ``max_chars``; without a
+    window, the chunk's opening sentences. A window longer than ``max_chars`` is cut."""
+    if max_chars <= 0 or len(text) <= max_chars:
+        return 0, len(text)
+    units = [(start, start + len(unit)) for start, unit in split_sentences(text)]
+    if not units:
+        return 0, min(len(text), max_chars)
+    lo_at, hi_at = (window.start, window.end) if window else (units[0][0], units[0][1])
+    first = next((i for i, (a, b) in enumerate(units) if b > lo_at), 0)
+    last = max((i for i, (a, b) in enumerate(units) if a < hi_at), default=first)
+    lo, hi = units[first][0], units[last][1]
+    if hi - lo > max_chars:
+        # Sentences too long to read whole: the stretch around the matches, cut at spaces.
+        middle = (window.first_match + window.last_match) // 2 if window else lo
+        lo = max(lo, min(middle - max_chars // 2, hi - max_chars))
+        space = text.rfind(" ", units[first][0], lo + 1)
+        lo = space + 1 if space >= 0 and lo - space < 40 else lo
+        end = min(hi, lo + max_chars)
+        space = text.rfind(" ", lo, end + 1)
+        return lo, (space if end < hi and space > lo + max_chars // 2 else end)
+    before, after = first - 1, last + 1
+    while before >= 0 or after < len(units):
+        grew = False
+        if after < len(units) and units[after][1] - lo <= max_chars:
+            hi, after, grew = units[after][1], after + 1, True
+        else:
+            after = len(units)
+        if before >= 0 and hi - units[before][0] <= max_chars:
+            lo, before, grew = units[before][0], before - 1, True
+        else:
+            before = -1
+        if not grew:
+            break
+    return lo, hi
 
 
 def _stem(term: str) -> str:

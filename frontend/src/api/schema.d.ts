@@ -800,6 +800,14 @@ export interface components {
              * @description Cross-encoder logit, when reranked.
              */
             rerank: number | null;
+            /**
+             * Rerank Span
+             * @description [start, end) of text the cross-encoder read, when reranked.
+             */
+            rerank_span?: [
+                number,
+                number
+            ] | null;
             /** Metadata */
             metadata: {
                 [key: string]: unknown;
@@ -1089,6 +1097,11 @@ export interface components {
              * @description Passages cut at the token limit.
              */
             truncated_tokens: number;
+            /**
+             * Mean Chars
+             * @description Characters per passage read (each hit's rerank_span says which).
+             */
+            mean_chars: number;
             /** Elapsed Ms */
             elapsed_ms: number;
             /**

@@ -38,6 +38,9 @@ class HitOut(BaseModel):
     scores: dict[str, float] = Field(description="Each leg's raw score (higher is better).")
     fused: float
     rerank: float | None = Field(description="Cross-encoder logit, when reranked.")
+    rerank_span: tuple[int, int] | None = Field(
+        default=None, description="[start, end) of text the cross-encoder read, when reranked."
+    )
     metadata: dict[str, Any]
     context: dict[str, Any] | None = None
 
