@@ -132,3 +132,24 @@ def test_the_library_is_cached_and_the_cli_prints_a_table(
     assert "cited prec." in table.stdout
     both = quire(data, "eval", "--pageqa", str(path), "--dataset", str(DOCS))
     assert both.returncode == 2 and "one of --dataset or --pageqa" in both.stderr
+
+
+def test_a_library_with_a_failed_file_is_not_cached(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "pdf").mkdir(parents=True)
+    (docs / "pdf" / "dmca-summary.pdf").write_bytes(
+        (DOCS / "pdf" / "dmca-summary.pdf").read_bytes()
+    )
+    (docs / "pdf" / "broken.pdf").write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 100)
+    path = tmp_path / "set.jsonl"
+    path.write_text(
+        json.dumps(QUESTIONS[0]) + "\n" + json.dumps({**QUESTIONS[0], "file": "pdf/broken.pdf"})
+    )
+    settings = Settings(data_dir=tmp_path / "data")
+    first = run_pageqa(settings, path, docs=docs)
+    assert any(p.startswith("pdf/broken.pdf: could not be ingested") for p in first["problems"])
+    assert first["overall"]["questions"] == 1  # the rest is still scored
+    # Next time the library is built anew (the failure may have been passing), not trusted.
+    second = run_pageqa(settings, path, docs=docs)
+    assert first["library"]["cached"] is False and second["library"]["cached"] is False
+    assert second["library"]["path"] == first["library"]["path"]

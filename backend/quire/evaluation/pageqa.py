@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 import re
+import shutil
 import time
 import unicodedata
 from collections import defaultdict
@@ -172,6 +173,9 @@ def open_library(
     manifest = path / MANIFEST
     cached = manifest.is_file()
     if not cached:
+        # A library without its manifest was left half-built (interrupted, or a file failed):
+        # start again rather than trust it.
+        shutil.rmtree(path, ignore_errors=True)
         log.info("pageqa: ingesting %d documents into %s", len(files), path)
         db = open_database(scratch)
         try:
@@ -205,7 +209,7 @@ def open_library(
             problems.append(f"{name}: could not be ingested ({why})")
             continue
         documents[name] = row
-    if not cached:
+    if not cached and len(documents) == len(files):
         manifest.write_text(json.dumps({"files": wanted, "index_version": INDEX_VERSION}))
     return Library(path, scratch, documents, cached, problems)
 
