@@ -11,8 +11,13 @@ import pytest
 from quire.config import Settings
 from quire.evaluation import pageqa
 from quire.evaluation.pageqa import Question, is_gold, normalise, read_questions, run_pageqa
+from quire.storage.chunks import page_texts
+from quire.storage.documents import list_documents
+from quire.storage.migrate import open_database
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire
+from tests.fakes.ollama import FakeOllama
+from tests.fakes.rag_model import QuotingModel
 
 QUESTIONS = [
     {
@@ -112,6 +117,44 @@ def test_a_set_over_real_documents_is_scored_and_bad_entries_skipped(report: dic
     assert overall["search_ms"]["p50"] > 0 and overall["answer_ms"]["p50"] > 0
     assert set(report["by_kind"]) == {"pdf", "epub", "perplexity"}
     assert report["library"]["documents"] == 3
+
+
+def test_the_llm_path_cites_the_page_its_quoted_sentence_came_from(
+    report: dict, tmp_path: Path
+) -> None:
+    """The same questions answered through map/filter/answer by a fake model (over HTTP) that
+    quotes the closest sentence it was given and cites its number: the citation must lead to
+    the page that holds that sentence, and the scoring must see it."""
+    library = Path(str(report["library"]["path"]))  # type: ignore[index]
+    model = QuotingModel()
+    with FakeOllama(models=["llama3.2:latest"]) as fake:
+        fake.responder = model
+        settings = Settings(
+            data_dir=library.parent.parent,
+            llm_backends="ollama",
+            ollama_url=fake.url,
+            llm_retries=0,
+        )
+        llm = run_pageqa(settings, write_set(tmp_path / "set.jsonl", []), docs=DOCS, use_llm=True)
+    assert llm["mode"] == "llm" and llm["library"]["cached"] is True
+    assert {"map", "filter", "answer"} <= set(model.seen)
+    asked = dict(model.answers)
+    db = open_database(Settings(data_dir=library))
+    try:
+        with db.read() as conn:
+            ids = {d["filename"]: d["id"] for d in list_documents(conn)}
+            for row in llm["questions"]:
+                question = next(q for q in QUESTIONS if q["id"] == row["id"])["question"]
+                (number, fact), *_ = asked[question].items()
+                assert row["answer"] == f"{fact} [{number}]" and row["cited"] == 1
+                (file, page, _), *_ = row["cited_places"]
+                key = (ids[Path(file).name], page)
+                assert normalise(fact) in normalise(page_texts(conn, [key])[key]), row
+    finally:
+        db.dispose()
+    # The closest sentence of these three is on their page, and so is the citation.
+    overall = llm["overall"]
+    assert overall["cited_precision"] == overall["first_citation"] == 1.0, llm["questions"]
 
 
 def test_the_library_is_cached_and_the_cli_prints_a_table(

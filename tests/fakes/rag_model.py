@@ -103,3 +103,55 @@ class RagModel:
     def __call__(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> Any:
         prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         return self.reply(str(prompt))
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower()[:6] for w in _WORD.findall(text)}
+
+
+@dataclass
+class QuotingModel(RagModel):
+    """A faithful extractive "model": the map step returns, of each passage, the sentence
+    sharing the most words with the question, verbatim; the filter keeps the facts at least
+    half as close as the closest; the answer quotes the closest fact and cites its number.
+
+    What an evaluation with it measures is Quire's own bookkeeping: that the number the model
+    cites leads to the page the quoted sentence came from. ``answers`` records, per answer
+    prompt, the question and the ``{number: fact}`` it cited."""
+
+    answers: list[tuple[str, dict[int, str]]] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)  # every fact the map step gave
+
+    def reply(self, prompt: str) -> Any:
+        purpose = purpose_of(prompt)
+        question = _words(_question(prompt))
+        if purpose == "map":
+            self.seen.append(purpose)
+            facts = []
+            for m in re.finditer(r"^\[(\d+)\] [^\n]*\n([^\n]+)", prompt, re.MULTILINE):
+                scored = [(len(question & _words(s)), s) for s in _SENTENCE.split(m.group(2))]
+                best = max(scored, key=lambda x: x[0], default=(0, ""))
+                if best[0]:
+                    facts.append({"node_id": int(m.group(1)), "fact": best[1].strip()})
+            self.facts.extend(f["fact"] for f in facts)
+            return json.dumps({"facts": facts})
+        if purpose == "filter":
+            self.seen.append(purpose)
+            facts = re.findall(r"^(\d+)\. (.*)$", prompt, re.MULTILINE)
+            overlap = {int(n): len(question & _words(text)) for n, text in facts}
+            top = max(overlap.values(), default=0)
+            return json.dumps({"relevant": [n for n, v in overlap.items() if 2 * v >= top > 0]})
+        if purpose == "answer":
+            self.seen.append(purpose)
+            lines = re.findall(r"^\[(\d+)\] (.*)$", prompt, re.MULTILINE)
+            if not lines:
+                return "The sources do not answer this question."
+            n, line = max(lines, key=lambda x: len(question & _words(x[1])))
+            # "[n] (where) fact": the fact is one the map step gave (the place may hold ")").
+            fact = max((f for f in self.facts if line.endswith(f)), key=len, default=line)
+            self.answers.append((_question(prompt), {int(n): fact}))
+            return f"{fact} [{n}]"
+        return super().reply(prompt)

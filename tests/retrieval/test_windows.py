@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quire.retrieval.windows import Window, best_windows, passage_span, window_ranking
+from quire.retrieval.windows import best_windows, passage_span, window_ranking
 
 TERMS = ["frame", "pointer", "register"]
 IDF = {"frame": 2.0, "pointer": 1.0, "register": 1.0}
@@ -35,18 +35,19 @@ def test_stems_match_word_forms_and_ties_keep_the_given_order() -> None:
 def test_best_window_says_where_its_sentences_are() -> None:
     text = "Intro text here. If a frame pointer exists, it is in register x8. Done here."
     (window,) = best_windows(TERMS, IDF, {1: text}, [1], size=1).values()
-    assert text[window.start : window.end] == "If a frame pointer exists, it is in register x8."
-    assert text[window.first_match : window.last_match] == "frame pointer exists, it is in register"
+    assert text[window.start : window.end] == "frame pointer exists, it is in register"
     # Of three-sentence windows with every term, the tightest: not the one opening on "Intro".
     (window,) = best_windows(TERMS, IDF, {1: text}, [1], size=3).values()
-    assert text[window.start : window.end] == "If a frame pointer exists, it is in register x8."
+    assert text[window.start : window.end] == "frame pointer exists, it is in register"
+    start, end = passage_span(text, (window.start, window.end), 55)
+    assert text[start:end] == "If a frame pointer exists, it is in register x8."
 
 
 def test_a_sentence_too_long_to_read_whole_is_read_around_its_matches() -> None:
     text = "Words that say nothing in particular, " * 30 + "the frame pointer lives in x8 " * 2
     text += "and then more of the same nothing " * 20 + "."
     found = best_windows(TERMS, IDF, {1: text}, [1])
-    start, end = passage_span(text, found[1], 300)
+    start, end = passage_span(text, (found[1].start, found[1].end), 300)
     assert end - start <= 300 and "frame pointer lives in x8" in text[start:end]
     assert text[start - 1] == " " and text[end] == " "  # whole words
 
@@ -62,7 +63,7 @@ def _span(text: str, start: int, end: int) -> list[int]:
 def test_passage_span_widens_the_window_by_whole_neighbours_after_then_before() -> None:
     text = " ".join(SENTENCES)
     at = text.index(SENTENCES[5])
-    window = Window(1.0, at, at + len(SENTENCES[5]), at, at + 8)
+    window = (at + 9, at + 15)  # a word in it
     size = len(SENTENCES[0]) + 1
     assert _span(text, *passage_span(text, window, size * 3)) == [4, 5, 6]
     assert _span(text, *passage_span(text, window, size * 2)) == [5, 6]
@@ -70,12 +71,12 @@ def test_passage_span_widens_the_window_by_whole_neighbours_after_then_before() 
     assert text[start:end] == f"{SENTENCES[5]} {SENTENCES[6]}"  # no partial sentence
     # At the end of the chunk it can only grow backwards.
     last = text.index(SENTENCES[9])
-    tail = passage_span(text, Window(1.0, last, len(text), last, last + 8), size * 3)
+    tail = passage_span(text, (last, last + 8), size * 3)
     assert _span(text, *tail) == [7, 8, 9]
     # No window (no query term in the chunk): its opening sentences.
     assert _span(text, *passage_span(text, None, size * 2)) == [0, 1]
     # A window longer than the limit is cut to it; a short chunk is read whole.
-    wide = passage_span(text, Window(1.0, 0, len(text), 0, 8), 100)
-    assert wide[0] == 0 and wide[1] <= 100 and text[wide[1]] == " "
+    wide = passage_span(text, (0, len(text)), 100)
+    assert wide[1] - wide[0] <= 100 and text[wide[0] - 1] == text[wide[1]] == " "
     assert passage_span("Short.", None, 600) == (0, 6)
     assert passage_span(text, window, 0) == (0, len(text))

@@ -106,6 +106,20 @@ async def test_one_fact_of_many_passing_the_filter_keeps_four(db: Database) -> N
     assert [s.n for s in sources] == [1, 2, 3, 4]
 
 
+async def test_the_map_step_reads_each_passage_where_its_question_terms_are(db: Database) -> None:
+    filler = "The hall was long and low and nothing in it moved at all that day. " * 22
+    answer_at = len(filler)
+    text = filler + PASSAGES[0]  # the answer beyond the first 1,200 characters
+    focus = (answer_at + 4, answer_at + len(PASSAGES[0]) - 10)
+    for where, expect in ((focus, True), (None, False)):
+        chat = ScriptedChat(RagModel().reply)
+        await answer(engine(db, FakeSearcher([hit(1, text, focus=where)]), chat))
+        (prompt,) = [p for purpose, p in chat.prompts if purpose == "map"]
+        assert ("took a watch out of its waistcoat-pocket" in prompt) is expect
+        passage = prompt.split("[1] ", 1)[1].split("\n")[1]
+        assert len(passage) <= 1200
+
+
 async def test_a_filter_that_keeps_nothing_keeps_every_fact(db: Database) -> None:
     rag = RagModel(overrides={"filter": json.dumps({"relevant": []})})
     events = await answer(

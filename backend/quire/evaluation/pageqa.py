@@ -251,6 +251,8 @@ class Outcome:
     cited: int = 0
     cited_right: int = 0
     first_cited_right: bool = False
+    #: (file, page, heading path) of each cited source, in the order the answer cites them.
+    cited_places: list[tuple[str, int, str]] = field(default_factory=list)
     answer: str = ""
     error: str | None = None
 
@@ -276,6 +278,7 @@ def score_answer(
     cited = [by_n[n] for n in _citation_order(done.answer) if n in by_n]
     right = [is_gold(q, s.document_id, s.page, s.heading_path, docs) for s in cited]
     outcome.cited, outcome.cited_right = len(cited), sum(right)
+    outcome.cited_places = [(docs.get(s.document_id, ""), s.page, s.heading_path) for s in cited]
     outcome.first_cited_right = bool(right) and right[0]
     outcome.evidence = any(contains_answer(q, s.quote + " " + s.passage)[0] for s in cited)
 
@@ -441,6 +444,8 @@ def _row(o: Outcome) -> dict[str, Any]:
         "cited": o.cited,
         "cited_right": o.cited_right,
         "first_cited_right": o.first_cited_right,
+        "cited_places": [list(p) for p in o.cited_places],
+        "answer": o.answer,
         "search_ms": o.search_ms,
         "answer_ms": o.answer_ms,
         "error": o.error,

@@ -80,6 +80,9 @@ class Hit:
     rerank: float | None = None
     #: The [start, end) characters of ``text`` the cross-encoder read, when reranked.
     rerank_span: tuple[int, int] | None = None
+    #: [start, end) of ``text`` from the first to the last query term of its best window of
+    #: sentences (where to read it; None: no query term in it).
+    focus: tuple[int, int] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] | None = None
 
@@ -336,6 +339,10 @@ class Searcher:
             req.best.update({cid: found.get(cid) for cid in missing})
         return {cid: w for cid in order if (w := req.best.get(cid)) is not None}
 
+    def _focus(self, req: _Request, order: list[int]) -> dict[int, tuple[int, int]]:
+        """Where in each chunk the query's terms are closest together (its best window)."""
+        return {cid: (w.start, w.end) for cid, w in self._best_windows(req, order).items()}
+
     def _rerank(
         self, req: _Request, order: list[int]
     ) -> tuple[list[int], dict[int, float], dict[int, tuple[int, int]], RerankReport | None]:
@@ -352,10 +359,10 @@ class Searcher:
         t0 = time.perf_counter()
         try:
             texts = {cid: v.text for cid, v in self._views(req, order).items()}
-            found = self._best_windows(req, order)
+            focus = self._focus(req, order)
             limit = self.settings.rerank_passage_chars
             spans = {
-                cid: windows.passage_span(texts[cid], found.get(cid), limit)
+                cid: windows.passage_span(texts[cid], focus.get(cid), limit)
                 for cid in order
                 if cid in texts
             }
@@ -388,6 +395,7 @@ class Searcher:
     ) -> list[Hit]:
         t0 = time.perf_counter()
         views = self._views(req, order)
+        focus = self._focus(req, order)
         patterns = highlight_patterns([req.query, *req.plan.queries], req.plan.hard_keywords)
         hits = [
             Hit(
@@ -405,6 +413,7 @@ class Searcher:
                 fused=round(fused.get(cid, 0.0), 6),
                 rerank=round(rerank_scores[cid], 4) if cid in rerank_scores else None,
                 rerank_span=rerank_spans.get(cid),
+                focus=focus.get(cid),
                 metadata=v.metadata,
             )
             for cid in order

@@ -58,14 +58,12 @@ def idf_weights(
 
 @dataclass(frozen=True)
 class Window:
-    """A passage's best window: its share of the query's weight, where its sentences are in
-    the text, and where its first match starts and its last ends."""
+    """A passage's best window: its share of the query's weight, and where in the text its
+    first query-term match starts and its last ends (the passage's focus)."""
 
     score: float
     start: int
     end: int
-    first_match: int
-    last_match: int
 
 
 def best_windows(
@@ -138,8 +136,7 @@ def best_windows(
         if best > 0:
             opening, closing = spans[first], spans[last]
             assert opening is not None and closing is not None  # both sentences have terms
-            end = units[last][0] + len(units[last][1])
-            out[cid] = Window(best, units[first][0], end, opening[0], closing[1])
+            out[cid] = Window(best, opening[0], closing[1])
     return out
 
 
@@ -163,22 +160,22 @@ def ranking(found: Mapping[int, Window], order: Sequence[int]) -> list[tuple[int
     return [(cid, w.score) for cid, w in ordered]
 
 
-def passage_span(text: str, window: Window | None, max_chars: int) -> tuple[int, int]:
-    """The part of a chunk a cross-encoder should read: the best window, widened by whole
-    neighbouring sentences (after, then before, in turn) up to ``max_chars``; without a
-    window, the chunk's opening sentences. A window longer than ``max_chars`` is cut."""
+def passage_span(text: str, focus: tuple[int, int] | None, max_chars: int) -> tuple[int, int]:
+    """The part of a chunk worth reading (by a cross-encoder, or the LLM's map step): the
+    sentences holding ``focus`` (a best window's matches), widened by whole neighbouring
+    sentences (after, then before, in turn) up to ``max_chars``; without a focus, the chunk's
+    opening sentences. Sentences too long to read whole are cut around the focus at spaces."""
     if max_chars <= 0 or len(text) <= max_chars:
         return 0, len(text)
     units = [(start, start + len(unit)) for start, unit in split_sentences(text)]
     if not units:
         return 0, min(len(text), max_chars)
-    lo_at, hi_at = (window.start, window.end) if window else (units[0][0], units[0][1])
-    first = next((i for i, (a, b) in enumerate(units) if b > lo_at), 0)
-    last = max((i for i, (a, b) in enumerate(units) if a < hi_at), default=first)
+    lo_at, hi_at = focus if focus else units[0]
+    first = next((i for i, (_, b) in enumerate(units) if b > lo_at), 0)
+    last = max((i for i, (a, _) in enumerate(units) if a < hi_at), default=first)
     lo, hi = units[first][0], units[last][1]
     if hi - lo > max_chars:
-        # Sentences too long to read whole: the stretch around the matches, cut at spaces.
-        middle = (window.first_match + window.last_match) // 2 if window else lo
+        middle = (lo_at + hi_at) // 2 if focus else lo
         lo = max(lo, min(middle - max_chars // 2, hi - max_chars))
         space = text.rfind(" ", units[first][0], lo + 1)
         lo = space + 1 if space >= 0 and lo - space < 40 else lo

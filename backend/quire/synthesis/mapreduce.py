@@ -16,6 +16,7 @@ from quire.errors import LLMInterrupted, LLMUnavailable
 from quire.llm.base import Message, Purpose
 from quire.llm.router import LLMRouter, Reply
 from quire.retrieval.search import Hit
+from quire.retrieval.windows import passage_span
 from quire.synthesis import extractive, parse, prompts
 from quire.synthesis.answer import Evidence, where
 from quire.synthesis.events import StageEvent
@@ -63,8 +64,7 @@ async def map_facts(
     batches = [hits[i : i + MAP_BATCH] for i in range(0, len(hits), MAP_BATCH)]
     for b, batch in enumerate(batches):
         passages = "\n\n".join(
-            f"[{i}] {where(h)}\n{extractive.clip(h.text, MAP_PASSAGE_CHARS)}"
-            for i, h in enumerate(batch, start=1)
+            f"[{i}] {where(h)}\n{_readable(h)}" for i, h in enumerate(batch, start=1)
         )
         raw = await model.ask(
             prompts.MAP_PROMPT.format(question=question, count=len(batch), passages=passages),
@@ -80,6 +80,13 @@ async def map_facts(
             for h in batch:
                 yield Evidence(h, extractive.best_sentence(question, h), fallback=True)
         yield StageEvent(stage="map", done=b + 1, total=len(batches))
+
+
+def _readable(hit: Hit) -> str:
+    """The part of a hit a map prompt shows, on one line: its best sentences widened to the
+    passage size (the whole chunk when it fits)."""
+    start, end = passage_span(hit.text, hit.focus, MAP_PASSAGE_CHARS)
+    return " ".join(hit.text[start:end].split())
 
 
 async def filter_facts(model: Model, question: str, facts: list[Evidence]) -> list[Evidence]:

@@ -808,6 +808,14 @@ export interface components {
                 number,
                 number
             ] | null;
+            /**
+             * Focus
+             * @description [start, end) of text from the first to the last query term of its best few sentences; null when no query term is in it.
+             */
+            focus?: [
+                number,
+                number
+            ] | null;
             /** Metadata */
             metadata: {
                 [key: string]: unknown;

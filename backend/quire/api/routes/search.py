@@ -41,6 +41,11 @@ class HitOut(BaseModel):
     rerank_span: tuple[int, int] | None = Field(
         default=None, description="[start, end) of text the cross-encoder read, when reranked."
     )
+    focus: tuple[int, int] | None = Field(
+        default=None,
+        description="[start, end) of text from the first to the last query term of its best "
+        "few sentences; null when no query term is in it.",
+    )
     metadata: dict[str, Any]
     context: dict[str, Any] | None = None
 
