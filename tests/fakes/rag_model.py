@@ -116,7 +116,8 @@ def _words(text: str) -> set[str]:
 class QuotingModel(RagModel):
     """A faithful extractive "model": the map step returns, of each passage, the sentence
     sharing the most words with the question, verbatim; the filter keeps the facts at least
-    half as close as the closest; the answer quotes the closest fact and cites its number.
+    half as close as the closest; the answer quotes the first listed fact at least half as
+    close as the closest (the best-ranked of the close ones) and cites its number.
 
     What an evaluation with it measures is Quire's own bookkeeping: that the number the model
     cites leads to the page the quoted sentence came from. ``answers`` records, per answer
@@ -149,7 +150,9 @@ class QuotingModel(RagModel):
             lines = re.findall(r"^\[(\d+)\] (.*)$", prompt, re.MULTILINE)
             if not lines:
                 return "The sources do not answer this question."
-            n, line = max(lines, key=lambda x: len(question & _words(x[1])))
+            # The first listed (best-ranked) of the closest: at least half as close as any.
+            overlap = [len(question & _words(line)) for _, line in lines]
+            n, line = next(x for x, v in zip(lines, overlap, strict=True) if 2 * v >= max(overlap))
             # "[n] (where) fact": the fact is one the map step gave (the place may hold ")").
             fact = max((f for f in self.facts if line.endswith(f)), key=len, default=line)
             self.answers.append((_question(prompt), {int(n): fact}))

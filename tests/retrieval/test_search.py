@@ -184,6 +184,31 @@ def test_heuristic_plan_and_llm_plan_validation() -> None:
     # A junk or failing model's plan falls back to the heuristic one: tests/synthesis/test_engine.py
 
 
+@pytest.mark.parametrize(
+    ("query", "keywords"),
+    [
+        ("What does § 1201(b) prohibit?", ["1201(b)"]),  # "§" is often written "Section"
+        ("section 1201(a)(2) of the DMCA", ["1201(a)(2)", "DMCA"]),
+        ("Which spec is MIL-G-7711?", ["MIL-G-7711"]),
+        ("What does RFC 9110 define?", ["RFC 9110"]),
+        ("What changed in v2.3.1?", ["v2.3.1"]),
+        ("How did EIP-3529 change refunds and PUSH0?", ["EIP-3529", "PUSH0"]),
+        ("state-of-the-art methods", []),
+    ],
+)
+def test_identifiers_with_punctuation_are_hard_keywords_whole(
+    query: str, keywords: list[str]
+) -> None:
+    assert heuristic_plan(query).hard_keywords == keywords
+
+
+def test_a_statute_section_finds_its_page_through_the_exact_leg(searcher: Searcher) -> None:
+    r = searcher.search("What does § 1201(g)(5) ask for?", SearchOptions(limit=10))
+    exact_hits = [h for h in r.hits if "exact" in h.ranks]
+    assert exact_hits and all("1201(g)(5)" in h.text for h in exact_hits)
+    assert r.hits[0].kind == "pdf" and "1201(g)(5)" in r.hits[0].text
+
+
 def test_highlight_spans_are_merged_and_case_insensitive() -> None:
     pats = highlight_patterns(["Running rabbits"], ["ERR-4"])
     text = "The RABBIT was running; err-4 and rabbit-hole."

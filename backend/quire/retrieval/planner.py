@@ -29,6 +29,18 @@ _CODEISH = re.compile(
     | \b\d{2,}\b                     # numbers
     """
 )
+#: Identifiers kept whole: a statute section (its number; the "§" is often written "Section"),
+#: numbered subsections, a standard and its number, hyphenated part numbers with a digit, and
+#: tokens with a digit, an underscore or inner capitals (``DT_RISCV_VARIANT_CC``, ``v2.3.1``).
+_IDENTIFIER = re.compile(
+    r"""(?x)
+    §+\s*(\d+[\w.]*(?:\([\w]{1,4}\))*)                 # § 1201(b) -> 1201(b)
+    | \b\d+[A-Za-z]?(?:\([\w]{1,4}\))+                  # 1201(a)(2)
+    | \b[A-Z]{2,}[ ]\d+(?:\.\d+)*\b                      # RFC 9110, ISO 8601
+    | \b(?=[\w-]*\d)[A-Za-z]\w*(?:-\w+)+                  # MIL-G-7711, EIP-3529
+    | [A-Za-z0-9]*(?:[0-9_][A-Za-z0-9]*|[a-z][A-Z])[A-Za-z0-9_]*(?:[-.:][A-Za-z0-9_]+)*
+    """
+)
 _FTS_WORDS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _BROAD = re.compile(
     r"\b(all|every|each|list|compare|comparison|summari[sz]e|overview|differences?|"
@@ -61,10 +73,31 @@ class Plan(BaseModel):
         return [str(x).strip()[:500] for x in v if str(x).strip()]
 
 
+def identifiers(text: str) -> list[str]:
+    """The identifier-like tokens of ``text``, whole (see _IDENTIFIER), in order, once each."""
+    return list(dict.fromkeys(w for w, _ in _identifier_spans(text)))
+
+
+def _identifier_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
+    found = []
+    for m in _IDENTIFIER.finditer(text):
+        word = (m.group(1) or m.group(0)).strip()
+        if len(word) >= 3 and not word.isdigit():
+            found.append((word, m.span()))
+    return found
+
+
 def heuristic_plan(query: str) -> Plan:
     """A plan without a model."""
     keywords = [m.group(1).strip() for m in _QUOTED.finditer(query)]
-    keywords += [m.group(0) for m in _CODEISH.finditer(query)]
+    spans = _identifier_spans(query)
+    keywords += [w for w, _ in spans]
+    # Acronyms, numbers and code-like words, unless part of an identifier found whole.
+    keywords += [
+        m.group(0)
+        for m in _CODEISH.finditer(query)
+        if not any(a <= m.start() and m.end() <= b for _, (a, b) in spans)
+    ]
     keywords = [
         k
         for k in dict.fromkeys(keywords)

@@ -27,6 +27,7 @@ import numpy as np
 from quire.embed.base import Embedder
 from quire.retrieval import lexical
 from quire.retrieval.highlight import highlight_patterns
+from quire.retrieval.planner import identifiers
 from quire.retrieval.search import Hit
 from quire.retrieval.sentences import MAX_CHARS, ROWISH, split_sentences
 
@@ -59,10 +60,6 @@ _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 )
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-# An identifier in a question: has a digit, an underscore, inner capitals, or joins parts.
-_IDENT = re.compile(
-    r"[A-Za-z0-9]*(?:[0-9_][A-Za-z0-9]*|[a-z][A-Z])[A-Za-z0-9_]*(?:[-.:][A-Za-z0-9_]+)*"
-)
 
 
 @dataclass
@@ -113,12 +110,6 @@ def _usable(sentence: str) -> bool:
 def _term_patterns(question: str) -> list[re.Pattern[str]]:
     """One pattern per query term, matching like the search highlighter does."""
     return [p for t in lexical.terms(question) for p in highlight_patterns([t], [])]
-
-
-def identifiers(question: str) -> list[str]:
-    """The question's identifier-like tokens (kept whole when matched in a sentence)."""
-    found = [m.group(0) for m in _IDENT.finditer(question)]
-    return list(dict.fromkeys(f for f in found if len(f) >= 3 and not f.isdigit()))
 
 
 def wants(question: str, text: str) -> float:
