@@ -13,6 +13,20 @@ stop() {
     wait 2>/dev/null || true
 }
 trap stop INT TERM EXIT
+# The reranker is optional and downloaded: offer it once, to a person at a terminal only (never
+# in CI, under a pipe or without a tty). A "no" is remembered in the data directory.
+declined="$QUIRE_DATA_DIR/models/.reranker-declined"
+if [ -t 0 ] && [ -t 1 ] && [ -z "${CI:-}" ] && [ ! -e "$declined" ] \
+    && ! .venv/bin/quire models status reranker >/dev/null 2>&1; then
+    echo "Search reranks its results with a cross-encoder when one is installed (about 23 MB"
+    echo "from the Hugging Face Hub; HF_ENDPOINT picks a mirror)."
+    read -r -p "Pull it now? [Y/n] " answer || answer=n
+    case "${answer:-y}" in
+        [yY]*) .venv/bin/quire models pull reranker || echo "(continuing without the reranker)" >&2 ;;
+        *) mkdir -p "$(dirname "$declined")" && touch "$declined"
+           echo "Not asking again; \`.venv/bin/quire models pull reranker\` any time." ;;
+    esac
+fi
 wait_for() {
     for _ in $(seq 1 150); do
         curl -sf "$1" >/dev/null 2>&1 && return 0

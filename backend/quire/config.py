@@ -154,6 +154,14 @@ class Settings(BaseSettings):
         description="Cross-encoder directory (ONNX + tokenizer.json); relative to "
         "<data_dir>/models; None: <data_dir>/models/cross-encoder/ms-marco-MiniLM-L-6-v2.",
     )
+    rerank_repo: str = Field(
+        default="cross-encoder/ms-marco-MiniLM-L-6-v2",
+        pattern=r"^[\w.-]+(/[\w.-]+)?$",
+        description="Hugging Face repo `quire models pull reranker` fetches into rerank_model_dir.",
+    )
+    rerank_revision: str = Field(
+        default="main", min_length=1, description="Branch, tag or commit of rerank_repo to pull."
+    )
     rerank_threads: int = Field(default=1, ge=1, description="Reranker ONNX Runtime threads.")
     rerank_max_tokens: int = Field(
         default=256, ge=8, le=512, description="Tokens per (query, passage) pair; passages cut."

@@ -11,4 +11,5 @@ def test_health_names_the_embedder_and_the_reranker_state(client: TestClient) ->
     assert body["embedder"] == {"name": "local:all-MiniLM-L6-v2-int8", "dim": 384}
     reranker = body["reranker"]
     assert reranker["loaded"] is False and "not installed" in reranker["error"]
+    assert "quire models pull reranker" in reranker["error"]
     assert reranker["model"].endswith("cross-encoder/ms-marco-MiniLM-L-6-v2")

@@ -295,7 +295,8 @@ def test_missing_model_gives_none_and_one_notice(
     records = [r for r in caplog.records if r.name == "quire.retrieval.rerank"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     assert records[0].getMessage() == (
-        f"reranker model not found at {expected}; results keep fusion order (see README: reranker)"
+        f"reranker model not found at {expected}; results keep fusion order "
+        "(`quire models pull reranker` installs it)"
     )
 
 

@@ -4,6 +4,7 @@ library.py   ingest, docs, rm, worker        search.py    search
 chat.py      ask, repl                       evaluate.py  eval
 serve.py     serve                           doctor.py    doctor
 backup.py    backup, restore                 perplexity.py  perplexity login|sync|…
+models.py    models status|pull          mcp.py       mcp
 common.py    consoles, settings, errors, running ingest jobs with progress
 """
 
@@ -18,6 +19,7 @@ from quire.cli.doctor import doctor
 from quire.cli.evaluate import evaluate
 from quire.cli.library import docs, ingest, rm, worker
 from quire.cli.mcp import mcp
+from quire.cli.models import models_group
 from quire.cli.perplexity import perplexity_group
 from quire.cli.search import search
 from quire.cli.serve import serve
@@ -44,5 +46,6 @@ for command in (
     backup,
     restore,
     mcp,
+    models_group,
 ):
     main.add_command(command)

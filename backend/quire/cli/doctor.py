@@ -1,5 +1,6 @@
-"""``quire doctor``: check tesseract, poppler, SQLite + sqlite-vec, the models, Ollama, the LLM
-and the data directory; required checks fail the command, optional ones only warn."""
+"""``quire doctor``: check tesseract, poppler, SQLite + sqlite-vec, the models (the reranker:
+installed or the command that pulls it), Ollama, the LLM and the data directory; required
+checks fail the command, optional ones only warn."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from quire.cli.common import console
 from quire.cli.common import settings as load_settings
 from quire.embed import make_embedder
 from quire.llm.router import make_router
+from quire.models.hub import SOURCE_TEXT, inspect, model_spec
+from quire.models.pull import check as check_model
 from quire.storage import vectors
 from quire.storage.migrate import open_database
 
@@ -91,6 +94,17 @@ def doctor() -> None:
             )
         return "; ".join(f"{r['name']} {'ok' if r['ok'] else r['error']}" for r in rows)
 
+    def reranker() -> str:
+        state = inspect(model_spec("reranker", settings))
+        if not state.present or state.model_file is None:
+            raise RuntimeError(
+                f"not installed at {state.spec.target}: run `quire models pull reranker` "
+                "(until then results keep fusion order)"
+            )
+        check_model(state.spec.target)
+        how = SOURCE_TEXT[state.manifest.source] if state.manifest else "installed by hand"
+        return f"{state.model_file.name}, {state.size / 1e6:.1f} MB, {how}; scores a test pair"
+
     def data_dir() -> str:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         probe = settings.data_dir / ".doctor"
@@ -106,7 +120,11 @@ def doctor() -> None:
         ("sqlite + sqlite-vec", database),
         ("embedder", embedder),
     ]
-    optional = [("ollama (optional)", ollama), ("chat LLM (optional)", llm)]
+    optional = [
+        ("reranker (optional)", reranker),
+        ("ollama (optional)", ollama),
+        ("chat LLM (optional)", llm),
+    ]
     table = Table("check", "", "detail")
     failed = False
     for name, fn in required + optional:

@@ -334,7 +334,7 @@ def run_eval(
         reranker = load_reranker(settings)  # the user's models, not the scratch directory's
         if reranker is None:
             skipped["rerank"] = (
-                f"no reranker model at {resolve_model_dir(settings)} (see README: reranker)"
+                f"no reranker model at {resolve_model_dir(settings)} (`quire models pull reranker`)"
             )
     index = open_index(settings, dataset, emb, progress)
     searcher = Searcher(index.db, index.settings, emb, reranker)

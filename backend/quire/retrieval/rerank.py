@@ -56,7 +56,10 @@ MAX_BATCH_TOKENS = 512
 PROBE_BATCH = 8
 #: BERT's position table: no pair can be longer.
 MAX_POSITIONS = 512
-_NOT_FOUND = "reranker model not found at %s; results keep fusion order (see README: reranker)"
+_NOT_FOUND = (
+    "reranker model not found at %s; results keep fusion order "
+    "(`quire models pull reranker` installs it)"
+)
 
 
 class RerankerUnavailable(ServiceUnavailable):
@@ -338,7 +341,7 @@ def load_reranker(settings: Settings) -> Reranker | None:
         )
     except RerankerUnavailable as e:
         # A broken install degrades search quality, not availability.
-        log.warning("%s; results keep fusion order (see README: reranker)", e.message)
+        log.warning("%s; results keep fusion order (`quire models pull --force`)", e.message)
         return None
 
 

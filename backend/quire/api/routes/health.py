@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from quire import __version__
 from quire.api.deps import DbDep, SettingsDep
 from quire.api.schemas import EmbedderStatus, HealthOut, RerankerStatus, VectorStatus
-from quire.retrieval.rerank import resolve_model_dir
+from quire.retrieval.rerank import find_model_file, resolve_model_dir
 from quire.retrieval.search import Searcher
 from quire.runtime import Runtime
 from quire.storage import vectors
@@ -60,5 +60,10 @@ def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
     searcher = _searcher(request)
     loaded = searcher is not None and searcher.reranker is not None
     model = str(resolve_model_dir(settings))
-    error = None if loaded else "not installed: results keep fusion order (see README: Reranker)"
+    if loaded:
+        error = None
+    elif find_model_file(resolve_model_dir(settings)) is not None:
+        error = "installed after the API started: restart it to rerank"
+    else:
+        error = "not installed: run `quire models pull reranker` (until then, fusion order)"
     return RerankerStatus(model=model, loaded=loaded, error=error)
