@@ -44,7 +44,7 @@ class HitOut(BaseModel):
     focus: tuple[int, int] | None = Field(
         default=None,
         description="[start, end) of text from the first to the last query term of its best "
-        "few sentences; null when no query term is in it.",
+        "few sentences; null when no query term is in it (or past the 50th hit).",
     )
     metadata: dict[str, Any]
     context: dict[str, Any] | None = None
