@@ -810,7 +810,7 @@ export interface components {
             ] | null;
             /**
              * Focus
-             * @description [start, end) of text from the first to the last query term of its best few sentences; null when no query term is in it.
+             * @description [start, end) of text from the first to the last query term of its best few sentences; null when no query term is in it (or past the 50th hit).
              */
             focus?: [
                 number,
