@@ -24,6 +24,8 @@ COPY --from=web-build /src/frontend/dist /usr/share/nginx/html
 FROM python:3.11-slim-bookworm AS api-base
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng poppler-utils curl \
+      tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-chi-sim tesseract-ocr-chi-sim-vert \
+      tesseract-ocr-chi-tra tesseract-ocr-chi-tra-vert tesseract-ocr-kor tesseract-ocr-ara \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml README.md ./

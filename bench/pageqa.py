@@ -38,6 +38,8 @@ RESULTS = RESULTS_DIR / "pageqa.json"
 SETS = {
     "dev": DATA / "qa" / "pageqa-dev.jsonl",
     "heldout": ROOT / "bench" / "pageqa" / "heldout.jsonl",
+    "dev-cjk": DATA / "qa" / "pageqa-dev-cjk.jsonl",
+    "heldout-cjk": ROOT / "bench" / "pageqa" / "heldout-cjk.jsonl",
 }
 COLUMNS = [
     ("hit@1", "hit@1"),

@@ -6,6 +6,13 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 for pkg in tesseract-ocr tesseract-ocr-eng poppler-utils nginx chromium python3-venv; do
     have "$pkg" || need+=("$pkg")
 done
+# OCR of pages in other scripts (ingest/scripts.py picks the pack from the page's script;
+# *-vert read vertical writing). Without a pack such pages are read as English, with a notice.
+for lang in jpn jpn-vert chi-sim chi-sim-vert chi-tra chi-tra-vert kor ara; do
+    have "tesseract-ocr-$lang" || need+=("tesseract-ocr-$lang")
+done
+# A TrueType font with CJK glyphs for the tests that draw Japanese PDFs (tests/ingest/*_cjk.py).
+have fonts-droid-fallback || need+=(fonts-droid-fallback)
 # docker-compose (v1, works without an engine) validates docker-compose.yml in the tests.
 have docker-compose || need+=(docker-compose)
 # The web app's build (Vite 8) needs Node.js >= 20.19 with npm; Debian 12's own nodejs is 18, so

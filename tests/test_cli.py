@@ -78,3 +78,29 @@ def test_ingest_wait_follows_files_that_share_a_name(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     docs = json.loads(quire(data, "docs", "--json").stdout)
     assert [d["status"] for d in docs] == ["ready", "ready"]
+
+
+def test_doctor_names_the_languages_the_embedder_misses(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    books = [DOCS / "epub" / n for n in ("pg39287-agony-column-ja-epub3.epub", "alice-epub3.epub")]
+    assert quire(data, "ingest", *map(str, books), "--wait").returncode == 0
+    docs = {d["language"]: d["id"] for d in json.loads(quire(data, "docs", "--json").stdout)}
+    assert set(docs) == {"ja", "en"}
+
+    wide = {"COLUMNS": "400", "QUIRE_OLLAMA_URL": "http://127.0.0.1:9"}
+    r = quire(data, "doctor", **wide)
+    assert r.returncode == 0, r.stdout  # a warning, not a failure
+    row = next(line for line in r.stdout.splitlines() if "languages" in line)
+    assert "--" in row and "Japanese (ja): 1 doc(s)" in row and "NOT covered" in row
+    assert "English (en): 1 doc(s)" in row and "QUIRE_OLLAMA_EMBED_MODEL=bge-m3" in row
+    told = quire(data, "doctor", QUIRE_EMBED_LANGUAGES="multilingual", **wide)
+    row = next(line for line in told.stdout.splitlines() if "languages" in line)
+    assert "ok" in row and "NOT covered" not in row and "multilingual" in row
+
+    hits = quire(data, "search", "カールトン・ホテル", "--json", "--language", "ja")
+    assert hits.returncode == 0, hits.stderr
+    assert {h["document_id"] for h in json.loads(hits.stdout)["hits"]} == {docs["ja"]}
+    none = quire(data, "search", "カールトン・ホテル", "--json", "--language", "EN")
+    assert docs["ja"] not in {h["document_id"] for h in json.loads(none.stdout)["hits"]}
+    bad = quire(data, "search", "rabbit", "--language", "not a tag")
+    assert bad.returncode == 2 and "language tag" in bad.stderr

@@ -13,7 +13,16 @@ from quire import __version__
 from quire.api import errors, sse
 from quire.api.auth import install_access_control
 from quire.api.limits import BodySizeLimit
-from quire.api.routes import chat, documents, health, jobs, openai_compat, perplexity, search
+from quire.api.routes import (
+    chat,
+    documents,
+    health,
+    jobs,
+    library,
+    openai_compat,
+    perplexity,
+    search,
+)
 from quire.api.schemas import error_responses
 from quire.config import Settings
 from quire.mcp import http as mcp_http
@@ -55,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     install_access_control(app, settings)  # outside the body limit: no token, no body read
-    for module in (documents, jobs, search, chat, openai_compat, health, perplexity):
+    for module in (documents, library, jobs, search, chat, openai_compat, health, perplexity):
         # Malformed requests get the one error shape (api/errors.py), not FastAPI's own.
         app.include_router(module.router, responses=error_responses(422))
     app.router.routes.append(mcp_http.route(settings))  # MCP over Streamable HTTP (docs/mcp.md)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -9,9 +10,27 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 EmbedderKind = Literal["local", "ollama"]
+#: Token vectors to one sentence vector: their mean (MiniLM, e5) or the first one (bge-m3).
+EmbedPooling = Literal["mean", "cls"]
+#: A language tag as Quire stores one: "en", "ja", "zh-Hant", "pt-BR".
+LANGUAGE_TAG = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 Fusion = Literal["rrf", "blend"]
 #: When a hypothetical passage (HyDE) joins the dense leg; a setting, and per request.
 HydeMode = Literal["off", "fusion", "supplement"]
+
+
+def canonical_tag(tag: str) -> str:
+    """A language tag spelt as stored: "ZH-hant" -> "zh-Hant", "pt-br" -> "pt-BR"."""
+    first, *rest = tag.strip().split("-")
+    parts = [first.lower()]
+    for part in rest:
+        if len(part) == 4 and part.isalpha():
+            parts.append(part.title())  # a script
+        elif len(part) in (2, 3):
+            parts.append(part.upper())  # a region
+        else:
+            parts.append(part.lower())
+    return "-".join(parts)
 
 
 class Settings(BaseSettings):
@@ -71,6 +90,23 @@ class Settings(BaseSettings):
         default="nomic-embed-text", description="Ollama embedding model (embedder=ollama)."
     )
     ollama_timeout_s: float = Field(default=120, gt=0, description="Ollama request timeout.")
+    embed_model_dir: Path | None = Field(
+        default=None,
+        description="An ONNX embedding model put in a folder (one .onnx file + tokenizer.json), "
+        "used by the local embedder instead of MiniLM; relative to <data_dir>/models.",
+    )
+    embed_pooling: EmbedPooling = Field(
+        default="mean",
+        description="How embed_model_dir's model turns tokens into one vector: mean or cls.",
+    )
+    embed_max_tokens: int = Field(
+        default=512, ge=8, le=8192, description="Tokens per chunk for embed_model_dir's model."
+    )
+    embed_languages: str | None = Field(
+        default=None,
+        description="Languages the embedder covers: multilingual, or a comma list (en,ja); "
+        "None: known from the model's name.",
+    )
 
     # Language model (chat answers); QUIRE_OLLAMA_URL is shared with the embedder
     llm_backends: str = Field(
@@ -255,6 +291,21 @@ class Settings(BaseSettings):
                 "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         return SecretStr(token)
+
+    @field_validator("embed_languages")
+    @classmethod
+    def _embed_languages(cls, v: str | None) -> str | None:
+        tags = [t.strip() for t in (v or "").split(",") if t.strip()]
+        if not tags:
+            return None
+        if [t.lower() for t in tags] == ["multilingual"]:
+            return "multilingual"
+        bad = [t for t in tags if not re.fullmatch(LANGUAGE_TAG, t)]
+        if bad:
+            raise ValueError(
+                f"{', '.join(bad)}: give multilingual, or language tags such as en,ja,zh-Hant"
+            )
+        return ",".join(canonical_tag(t) for t in tags)
 
     @field_validator("ollama_url", "openai_url", "perplexity_url")
     @classmethod

@@ -4,6 +4,8 @@ through the API and ingested by a real worker."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
@@ -14,9 +16,9 @@ from tests.conftest import DOCS
 FILES = (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf")
 
 
-def load_library(client: TestClient, settings: Settings) -> None:
-    """Upload FILES through ``client`` and drain the queue with a worker."""
-    for path in FILES:
+def load_library(client: TestClient, settings: Settings, paths: Sequence[Path] = FILES) -> None:
+    """Upload ``paths`` (FILES) through ``client`` and drain the queue with a worker."""
+    for path in paths:
         r = client.post(
             "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
         )

@@ -66,7 +66,9 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser, stack: Stack) -> Iterator[Page]:
-    ctx = browser.new_context(base_url=stack.web, viewport={"width": 1280, "height": 860})
+    ctx = browser.new_context(
+        base_url=stack.web, viewport={"width": 1280, "height": 860}, locale="en-US"
+    )
     ctx.set_default_timeout(20_000)
     pg = ctx.new_page()
     errors: list[str] = []
@@ -160,6 +162,10 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     expect(pdf_row).to_contain_text("ready")
     expect(pdf_row.locator('td[data-label="Pages"]')).to_have_text("18")
     expect(rows.filter(has_text="alice-epub3.epub")).to_contain_text("epub")
+    # Each document's detected language: its name in a badge, the tag in its title.
+    badge = pdf_row.get_by_test_id("language")
+    expect(badge).to_have_text("English")
+    expect(badge).to_have_attribute("title", "en")
     pg.get_by_label("Search the library").fill("alice")
     expect(rows).to_have_count(1)
     shot(pg, "library")
@@ -215,10 +221,15 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     assert " ".join(marked.split())[:80] in " ".join(text["text"].split())
     shot(pg, "source", full=False)
 
-    # Settings: extractive mode, the embedder, index sizes.
+    # Settings: extractive mode, the embedder, index sizes, the languages it covers.
     pg.get_by_role("link", name="Settings", exact=True).click()
     expect(pg.get_by_test_id("llm-mode")).to_contain_text("Extractive")
     expect(pg.get_by_test_id("embedder")).to_contain_text("MiniLM")
+    languages = pg.get_by_test_id("languages")
+    expect(languages.get_by_test_id("languages-embedder")).to_contain_text("MiniLM")
+    english = languages.locator('tr[data-language="en"]')
+    expect(english.locator("td").nth(1)).to_have_text("2")
+    expect(english.get_by_test_id("covered")).to_have_text("✓ covered")
     shot(pg, "settings")
 
     # Phone width, dark theme: still readable, nothing wider than the screen.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -26,15 +26,21 @@ LIBRARY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Database]]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("lib") / "data")
+def ingest_library(root: Path, paths: Sequence[Path]) -> tuple[Settings, Database]:
+    """A library under ``root`` holding ``paths``, ingested by a real worker."""
+    settings = Settings(data_dir=root / "data")
     db = open_database(settings)
-    for path in LIBRARY:
+    for path in paths:
         add_file(db, settings.files_dir, path, path.name, max_bytes=10**9)
     worker = Worker(settings, db=db)
     worker.run(drain=True)
     worker.close()
+    return settings, db
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Database]]:
+    settings, db = ingest_library(tmp_path_factory.mktemp("lib"), LIBRARY)
     yield settings, db
     db.dispose()
 

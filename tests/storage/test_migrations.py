@@ -6,10 +6,11 @@ from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from quire.storage.db import Database
-from quire.storage.migrate import downgrade, upgrade
+from quire.storage.migrate import _config, downgrade, upgrade
 from quire.storage.schema import metadata
 
 
@@ -39,7 +40,8 @@ def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
     ):
         assert table in main, table
     assert "porter unicode61" in main["page_chunks_fts"]
-    assert "content='page_chunks'" in main["page_chunks_fts"]
+    # It indexes the view that reads the bigram columns where set (migration 0003).
+    assert "content='page_chunks_lex'" in main["page_chunks_fts"]
     assert "trigram" in main["page_chunks_tri"]
     for trigger in ("page_chunks_ai", "page_chunks_ad", "page_chunks_au"):
         assert trigger in main
@@ -51,7 +53,8 @@ def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA vec.journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0002"
+        version = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+        assert version == ScriptDirectory.from_config(_config(db)).get_current_head()
     db.dispose()
 
 
@@ -119,3 +122,50 @@ def test_fts_indexes_follow_the_chunks_through_triggers(db: Database) -> None:
             conn.exec_driver_sql(
                 f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"
             )
+
+
+def test_text_without_spaces_is_indexed_as_bigrams_and_kept_in_sync(db: Database) -> None:
+    from quire.storage.chunks import replace as replace_document_chunks
+    from quire.storage.records import Chunk, Page
+
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, created_at, "
+            "updated_at) VALUES ('epub', 'j.epub', 'y', 1, '/y', datetime(), datetime())"
+        )
+        doc = conn.exec_driver_sql("SELECT max(id) FROM documents").scalar_one()
+    body = "ジェフリー・ウエストが朝食をとりにカールトン・ホテルへ出かけた。"
+    page = Page(1, body, heading_path="第一章")
+    chunk = Chunk(1, 0, "第一章", body, "h-ja", "text_layer")
+    with db.write() as conn:
+        replace_document_chunks(conn, doc, [page], [chunk])
+
+    def hits(query: str) -> list[int]:
+        with db.read() as conn:
+            return [
+                r[0]
+                for r in conn.execute(
+                    text("SELECT rowid FROM page_chunks_fts WHERE page_chunks_fts MATCH :q"),
+                    {"q": query},
+                )
+            ]
+
+    with db.read() as conn:
+        cid, stored, fts = conn.exec_driver_sql(
+            "SELECT id, text, fts_text FROM page_chunks WHERE document_id = ?", (doc,)
+        ).one()
+    assert stored == body  # the text itself is kept as written
+    assert "朝食" in fts.split()
+    assert hits('"朝食"') == [cid] and hits('"一章"') == [cid]  # text and heading columns
+    assert hits('"ホテル"') == []  # a trigram is no term: bigrams only ("ホテ" "テル")
+    assert hits('"ホテ" "テル"') == [cid]
+    with db.write() as conn:
+        # A new heading for a kept chunk is indexed anew.
+        replace_document_chunks(conn, doc, [page], [Chunk(1, 0, "第二章", body, "h-ja", "ocr")])
+    assert hits('"二章"') == [cid] and hits('"一章"') == []
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO page_chunks_fts(page_chunks_fts, rank) VALUES ('integrity-check', 1)"
+        )
+        conn.exec_driver_sql("DELETE FROM page_chunks WHERE id = ?", (cid,))
+    assert hits('"朝食"') == []

@@ -133,3 +133,20 @@ def test_a_sentence_cut_by_the_chunk_is_quoted_whole_from_its_page() -> None:
     chosen = extractive.select("keeper logged tide", [hit], None, pages={(1, 1): page})
     assert chosen[0].text == "The keeper logged every tide in a leather book."
     assert chosen[0].complete
+
+
+def test_japanese_and_chinese_passages_are_quoted_by_the_sentence_that_answers() -> None:
+    ja = _hit(
+        "ウエストは新聞を読んでいた。一九一四年の七月二十四日、ウエストはカールトン・ホテルへ"
+        "朝食をとりに出かけた。「本当か？」と給仕が聞いた。"
+    )
+    chosen = extractive.select(
+        "ウエストが朝食をとりにホテルへ出かけたのは何月何日でしたか？", [ja], None
+    )
+    assert chosen and chosen[0].text.startswith("一九一四年の七月二十四日")
+    assert chosen[0].text.endswith("出かけた。") and chosen[0].complete
+    assert ja.text[chosen[0].start :].startswith(chosen[0].text)  # quoted as written
+    zh = _hit("話說這件大案。這件案發生在雍正六、七年間，地方在廣東。眾人都說不知。")
+    chosen = extractive.select("這件大案發生在哪幾年？", [zh], None)
+    assert chosen and "雍正六、七年" in chosen[0].text and "眾人" not in chosen[0].text
+    assert extractive.wants("何人いましたか？", "三人いた。") == 1.0  # CJK numerals count

@@ -58,6 +58,10 @@ class DocumentOut(BaseModel):
     created_at: UtcDateTime
     updated_at: UtcDateTime
     metadata: dict[str, Any]
+    language: str | None = Field(
+        description="Detected at ingest: en, fr, ja, zh-Hans, zh-Hant, ar … (null: too little "
+        "text to tell).",
+    )
     job: JobBrief | None = None
 
 
@@ -141,6 +145,34 @@ class HealthOut(BaseModel):
     vectors: VectorStatus
     embedder: EmbedderStatus | None = None
     reranker: RerankerStatus | None = None
+
+
+class LanguagesEmbedder(BaseModel):
+    name: str = Field(description="The configured embedder, e.g. ollama:bge-m3.")
+    languages: list[str] | None = Field(
+        description="The languages it covers; null when multilingual or not known."
+    )
+    multilingual: bool
+    known: bool = Field(description="Whether its languages are known (by name or setting).")
+
+
+class LibraryLanguage(BaseModel):
+    language: str = Field(description="The tag stored with each document: en, ja, zh-Hant …")
+    name: str = Field(description="Its English name, e.g. Japanese.")
+    documents: int
+    chunks: int
+    covered: bool | None = Field(
+        description="Whether the embedder covers it (null: the embedder's languages are unknown)."
+    )
+
+
+class LanguagesOut(BaseModel):
+    embedder: LanguagesEmbedder
+    languages: list[LibraryLanguage] = Field(description="Most chunks first.")
+    undetected: int = Field(description="Ready documents whose language could not be told.")
+    hint: str | None = Field(
+        description="What to set when a language is not covered (or the coverage is unknown)."
+    )
 
 
 class ErrorOut(BaseModel):

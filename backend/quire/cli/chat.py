@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from quire.cli.common import error, settings
-from quire.cli.search import kind_option, mode_option
+from quire.cli.search import kind_option, language_option, mode_option
 from quire.config import HydeMode
 from quire.errors import QuireError
 from quire.retrieval.options import HYDE_MODES, STRATEGIES, RetrievalOptions, Strategy
@@ -147,6 +147,7 @@ def chat_options(fn: FC) -> FC:
             "--doc", "doc_ids", type=int, multiple=True, help="Only this document (repeat)."
         ),
         kind_option(),
+        language_option(),
         click.option("--no-rerank", is_flag=True, help="Keep the fusion order."),
         click.option("--no-llm", is_flag=True, help="Answer extractively, without the LLM."),
     ]
@@ -160,11 +161,17 @@ def _asking(
     hyde: HydeMode | None,
     doc_ids: tuple[int, ...],
     kinds: tuple[Kind, ...],
+    languages: tuple[str, ...],
     no_rerank: bool,
     no_llm: bool,
 ) -> Asking:
     options = RetrievalOptions(
-        strategy=mode, hyde_mode=hyde, document_ids=doc_ids, kinds=kinds, rerank=not no_rerank
+        strategy=mode,
+        hyde_mode=hyde,
+        document_ids=doc_ids,
+        kinds=kinds,
+        languages=languages,
+        rerank=not no_rerank,
     )
     return Asking(options, use_llm=not no_llm)
 

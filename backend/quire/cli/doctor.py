@@ -1,6 +1,7 @@
 """``quire doctor``: check tesseract, poppler, SQLite + sqlite-vec, the models (the reranker:
-installed or the command that pulls it), Ollama, the LLM and the data directory; required
-checks fail the command, optional ones only warn."""
+installed or the command that pulls it), Ollama, the LLM, the data directory, and whether the
+embedder covers the languages the library holds; required checks fail the command, optional
+ones only warn."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from rich.table import Table
 
 from quire.cli.common import console
 from quire.cli.common import settings as load_settings
-from quire.embed import make_embedder
+from quire.embed import embedder_name, make_embedder
+from quire.embed.languages import coverage
+from quire.ingest.language import library_languages
 from quire.llm.router import make_router
 from quire.models.hub import SOURCE_TEXT, inspect, model_spec
 from quire.models.pull import check as check_model
@@ -105,6 +108,14 @@ def doctor() -> None:
         how = SOURCE_TEXT[state.manifest.source] if state.manifest else "installed by hand"
         return f"{state.model_file.name}, {state.size / 1e6:.1f} MB, {how}; scores a test pair"
 
+    def languages() -> str:
+        covered = coverage(embedder_name(settings), settings.embed_languages)
+        db = open_database(settings)
+        with db.read() as conn:
+            report = library_languages(conn, covered)
+        db.dispose()
+        return languages_detail(report)
+
     def data_dir() -> str:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         probe = settings.data_dir / ".doctor"
@@ -124,7 +135,9 @@ def doctor() -> None:
         ("reranker (optional)", reranker),
         ("ollama (optional)", ollama),
         ("chat LLM (optional)", llm),
+        ("languages", languages),
     ]
+    warn_only = {name for name, _ in optional}
     table = Table("check", "", "detail")
     failed = False
     for name, fn in required + optional:
@@ -132,9 +145,37 @@ def doctor() -> None:
         mark = (
             "[green]ok[/green]"
             if ok
-            else ("[yellow]--[/yellow]" if "optional" in name else "[red]FAIL[/red]")
+            else ("[yellow]--[/yellow]" if name in warn_only else "[red]FAIL[/red]")
         )
-        failed |= not ok and "optional" not in name
+        failed |= not ok and name not in warn_only
         table.add_row(name, mark, detail)
     console.print(table)
     sys.exit(1 if failed else 0)
+
+
+class NotCovered(Exception):
+    """The library holds a language the embedder does not cover (a warning, with the fix)."""
+
+
+def languages_detail(report: dict[str, Any]) -> str:
+    """The doctor's languages row: each language with its counts and coverage; raises
+    NotCovered with the hint when one is not covered."""
+    emb = report["embedder"]
+    if emb["multilingual"]:
+        covers = "multilingual"
+    elif emb["known"]:
+        covers = ", ".join(emb["languages"])
+    else:
+        covers = "languages unknown"
+    mark = {True: "covered", False: "NOT covered", None: "coverage unknown"}
+    held = [
+        f"{r['name']} ({r['language']}): {r['documents']} doc(s), {r['chunks']} chunks, "
+        f"{mark[r['covered']]}"
+        for r in report["languages"]
+    ]
+    if report["undetected"]:
+        held.append(f"{report['undetected']} doc(s) undetected")
+    detail = f"{'; '.join(held) or 'no documents yet'} — embedder {emb['name']}: {covers}"
+    if report["hint"]:
+        raise NotCovered(f"{detail}. {report['hint']}")
+    return detail

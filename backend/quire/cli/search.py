@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import click
@@ -10,6 +11,7 @@ from click.decorators import FC
 from rich.markup import escape
 
 from quire.cli.common import console, err_console, fail, settings
+from quire.config import LANGUAGE_TAG, canonical_tag
 from quire.errors import QuireError
 from quire.retrieval.options import STRATEGIES, SearchOptions, Strategy
 from quire.runtime import Runtime
@@ -26,6 +28,26 @@ def kind_option() -> Callable[[FC], FC]:
     )
 
 
+def language_option() -> Callable[[FC], FC]:
+    return click.option(
+        "--language",
+        "languages",
+        multiple=True,
+        metavar="TAG",
+        callback=_language_tags,
+        help="Only documents in this language, e.g. en, ja, zh-Hant (repeat).",
+    )
+
+
+def _language_tags(
+    ctx: click.Context, param: click.Parameter, tags: tuple[str, ...]
+) -> tuple[str, ...]:
+    bad = [t for t in tags if not re.fullmatch(LANGUAGE_TAG, t)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r}: give a language tag such as en, ja or zh-Hant")
+    return tuple(canonical_tag(t) for t in tags)
+
+
 def mode_option() -> Callable[[FC], FC]:
     return click.option(
         "--mode", type=click.Choice(STRATEGIES), default=None, help="Candidate pool."
@@ -38,6 +60,7 @@ def mode_option() -> Callable[[FC], FC]:
 @click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True)
 @click.option("--doc", "doc_ids", type=int, multiple=True, help="Only this document (repeat).")
 @kind_option()
+@language_option()
 @mode_option()
 @click.option("--no-rerank", is_flag=True, help="Keep the fusion order.")
 def search(
@@ -46,12 +69,18 @@ def search(
     limit: int,
     doc_ids: tuple[int, ...],
     kinds: tuple[Kind, ...],
+    languages: tuple[str, ...],
     mode: Strategy | None,
     no_rerank: bool,
 ) -> None:
     """Hybrid search (BM25 + dense + exact keywords) with highlighted passages."""
     options = SearchOptions(
-        strategy=mode, document_ids=doc_ids, kinds=kinds, rerank=not no_rerank, limit=limit
+        strategy=mode,
+        document_ids=doc_ids,
+        kinds=kinds,
+        languages=languages,
+        rerank=not no_rerank,
+        limit=limit,
     )
     with Runtime.open(settings(logs=False), rerank=not no_rerank, llm=False) as rt:
         try:

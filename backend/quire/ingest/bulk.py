@@ -27,6 +27,7 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.intake import safe_filename
+from quire.ingest.language import detect as detect_language
 from quire.storage import chunks, vectors
 from quire.storage.db import Database, json_ids
 from quire.storage.documents import stored_path
@@ -109,19 +110,19 @@ def _store_batch(
             stats.empty += 1
             log.warning("record %s has no text: skipped", rec.key)
             continue
-        prepared.append((rec, body, _sha(body)))
+        prepared.append((rec, body, _sha(body), detect_language([body])))
     # Files first, outside the write lock; a file left by a crash is harmless (content-addressed).
     paths = {
         digest: _write_file(settings.files_dir, digest, rec.kind, body)
-        for rec, body, digest in prepared
+        for rec, body, digest, _ in prepared
     }
     pending: list[int] = []
     replaced_files: list[str] = []
     now = utcnow()
     with db.write() as conn:
-        by_key = _existing(conn, documents.c.source_key, [r.key for r, _, _ in prepared])
-        by_sha = _existing(conn, documents.c.sha256, [d for _, _, d in prepared])
-        for rec, body, digest in prepared:
+        by_key = _existing(conn, documents.c.source_key, [r.key for r, *_ in prepared])
+        by_sha = _existing(conn, documents.c.sha256, [d for _, _, d, _ in prepared])
+        for rec, body, digest, language in prepared:
             prior = by_key.get(rec.key)
             if prior is not None and prior["sha256"] == digest:
                 if prior["status"] == "ready" or prior["id"] in pending:
@@ -155,6 +156,7 @@ def _store_batch(
                 "stored_path": str(paths[digest]),
                 "updated_at": now,
                 "meta": rec.meta,
+                "language": language,
             }
             if prior is not None:
                 conn.execute(update(documents).where(documents.c.id == prior["id"]).values(values))

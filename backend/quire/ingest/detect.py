@@ -4,7 +4,10 @@ Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), kn
 signatures (rejected by name), zip containers (EPUB if it has the EPUB ``mimetype`` entry or
 ``META-INF/container.xml``), then text: Perplexity markdown (either layout of DESIGN §7), other
 markdown, plain text. Text must be UTF-8 or UTF-16 with a BOM; a file that is neither but looks
-like text (no NUL bytes, few control characters) is read as cp1252, the usual legacy encoding.
+like text (no NUL bytes, few control characters) is read in a legacy encoding: the Chinese,
+Japanese or Korean one (Shift_JIS, EUC-JP, EUC-KR, GB18030, Big5) that decodes it and gives
+mostly common characters, else cp1252. Any byte decodes in several of them (Shift_JIS read as
+GB18030 or Korean is valid, but rare, characters), hence the count of common ones.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ log = logging.getLogger(__name__)
 HEAD_BYTES = 1024
 SAMPLE_BYTES = 64 * 1024
 EPUB_MIMETYPE = b"application/epub+zip"
+# Legacy encodings tried when text is not UTF-8, and the share of common characters required.
+LEGACY_ENCODINGS = ("cp932", "euc_jp", "cp949", "gb18030", "big5")
+MIN_COMMON_SHARE = 0.8
+_JAPANESE = ("cp932", "euc_jp")
 
 # Signatures of formats people are likely to upload by mistake, so the error can name them.
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -67,15 +74,54 @@ _MD_EMPHASIS = re.compile(r"(\*\*|__)\S[^\n]*?\S\1|`[^`\n]+`")
 _MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
 
 
+def _common(char: str, encoding: str) -> bool:
+    """Kana, CJK punctuation, full-width ASCII, Hangul of KS X 1001, or Han of GB2312 or Big5
+    (but not in Korean, which rarely writes Han: GB2312 text read as cp949 is half Han)."""
+    if "\u3000" <= char <= "\u30ff" or "\uff01" <= char <= "\uff5e":
+        return True
+    if "\uac00" <= char <= "\ud7a3":
+        sets: tuple[str, ...] = ("euc_kr",)
+    else:
+        sets = () if encoding == "cp949" else ("gb2312", "big5")
+    for charset in sets:
+        try:
+            char.encode(charset)
+            return True
+        except UnicodeEncodeError:
+            pass
+    return False
+
+
+def legacy_encoding(data: bytes) -> str:
+    """The encoding of text that is not UTF-8 (see the module docstring), judged on a sample;
+    of two equally plausible, the first in LEGACY_ENCODINGS."""
+    sample = data[:SAMPLE_BYTES]
+    best, best_share = "cp1252", MIN_COMMON_SHARE
+    for encoding in LEGACY_ENCODINGS:
+        try:
+            # final=False: a character cut by the end of the sample is not an error.
+            text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
+        except UnicodeDecodeError:
+            continue
+        wide = [c for c in text if ord(c) > 0x7F]
+        if encoding in _JAPANESE and not any("\u3041" <= c <= "\u30fa" for c in wide):
+            continue  # Japanese without kana: Korean or Chinese bytes that happen to decode
+        share = sum(_common(c, encoding) for c in wide) / len(wide) if wide else 0.0
+        if share > best_share:
+            best, best_share = encoding, share
+    return best
+
+
 def decode_text(data: bytes) -> str:
-    """Decode text bytes: UTF-16 with BOM, UTF-8 (BOM optional), else cp1252."""
+    """Decode text bytes: UTF-16 with BOM, UTF-8 (BOM optional), else a legacy encoding."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        log.info("text is not UTF-8; decoding as cp1252")
-        return data.decode("cp1252", errors="replace")
+        encoding = legacy_encoding(data)
+        log.info("text is not UTF-8; decoding as %s", encoding)
+        return data.decode(encoding, errors="replace")
 
 
 def _zip_kind(path: Path) -> Kind:
@@ -127,7 +173,7 @@ def _sample_text(path: Path) -> str:
         # final=False: a multi-byte character split by the sample boundary is not an error.
         return decoder.decode(sample, final=False)
     except UnicodeDecodeError:
-        return sample.decode("cp1252", errors="replace")
+        return sample.decode(legacy_encoding(sample), errors="replace")
 
 
 def is_perplexity_builtin(text: str) -> bool:

@@ -11,6 +11,12 @@ under it instead of replacing it, so ``<h3>CHAPTER V</h3><h3>OUR MARCH…</h3>``
 stack (a title page's h1 is not the parent of every chapter); text before its first heading
 is labelled with the document's entry in the table of contents. The navigation document
 (EPUB 3 nav, EPUB 2 NCX) is skipped. The section ordinal is the page number.
+
+A content document that does not decode in the encoding it declares (XML declaration or
+``<meta charset>``; UTF-8 if none) is decoded as a text file of unknown encoding
+(ingest/detect.py: Shift_JIS, GB18030, ...), not left to the parser's guess, which reads
+Japanese as Korean. Vertical writing (``writing-mode: vertical-rl``) changes only how a
+page is drawn: the text is in reading order in the markup already.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from defusedxml.ElementTree import fromstring as safe_fromstring
 from ebooklib import epub
 
 from quire.errors import CorruptFile, ResourceLimit
+from quire.ingest.detect import decode_text
 from quire.ingest.types import Extracted
 from quire.storage.records import Page
 
@@ -50,6 +57,7 @@ XML_SUFFIXES = (".xml", ".xhtml", ".html", ".htm", ".opf", ".ncx", ".svg", ".xht
 _ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 _SPACE = re.compile(r"\s+")
+_DECLARED_ENCODING = re.compile(rb"""(?:encoding|charset)\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
 
 _SKIP_TAGS = {"script", "style", "head", "title", "nav", "template", "noscript", "meta", "link"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3}
@@ -198,13 +206,23 @@ def _walk(node: Tag, out: _SectionBuilder) -> None:
                 out.text(" ")
 
 
+def _markup(content: bytes) -> bytes | str:
+    """The document as the parser should get it: its bytes when they decode as declared."""
+    declared = _DECLARED_ENCODING.search(content[:1024])
+    try:
+        content.decode(declared.group(1).decode("ascii") if declared else "utf-8")
+        return content
+    except (LookupError, UnicodeDecodeError):
+        return decode_text(content)
+
+
 def document_sections(content: bytes, label: str = "") -> list[tuple[str, str]]:
     """(heading path, text) for each non-empty section of one XHTML document."""
     with warnings.catch_warnings():
         # XHTML is XML, but the lenient HTML parser copes with the broken markup found in
         # real books; bs4 warns about that choice every time.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(content, "lxml")
+        soup = BeautifulSoup(_markup(content), "lxml")
     sections: list[tuple[str, str]] = []
     builder = _SectionBuilder(label, sections)
     _walk(soup.body or soup, builder)
@@ -267,7 +285,8 @@ def extract_epub(
         ):
             continue
         label = labels.get(item.file_name) or labels.get(posixpath.basename(item.file_name), "")
-        for heading_path, text in document_sections(item.get_content(), label):
+        # The file as stored: get_content() re-parses it, and loses its declared encoding.
+        for heading_path, text in document_sections(item.content or b"", label):
             pages.append(Page(len(pages) + 1, text, heading_path=heading_path, source="epub"))
         if progress is not None:
             progress(i / len(spine))

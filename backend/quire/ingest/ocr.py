@@ -4,6 +4,12 @@ Each page is its own pair of subprocesses (``pdftoppm`` for exactly that page, t
 through pytesseract), so memory stays at one page image and pages run in parallel on a pool of
 ``workers`` threads (the threads only wait on the subprocesses). Tesseract's OpenMP threads
 make it several times slower on a shared machine, so ``OMP_THREAD_LIMIT=1`` is set for it.
+
+Each page may have its own language (ingest/pdf.py picks it from the page's script):
+:func:`installed_fallbacks` replaces a language whose data is not installed by the nearest one
+that is (``jpn_vert`` by ``jpn``, then the configured default) and says so in a notice.
+Chinese and Japanese are read with ``preserve_interword_spaces``: without it tesseract puts a
+space between most characters ("吾輩 は 猫 で ある").
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -31,8 +37,41 @@ INSTALL_HINT = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng
 _env_lock = threading.Lock()
 
 
-def check_available(lang: str) -> None:
-    """Raise OcrUnavailable unless pdftoppm, tesseract and every language in ``lang`` exist."""
+_UNSPACED = ("jpn", "chi_sim", "chi_tra")
+# Tesseract's language for each of ingest/scripts.py's languages ("latin" is the default's).
+_TESSERACT = {
+    "ja": "jpn",
+    "zh-Hans": "chi_sim",
+    "zh-Hant": "chi_tra",
+    "ko": "kor",
+    "ar": "ara",
+    "he": "heb",
+    "ru": "rus",
+    "el": "ell",
+    "th": "tha",
+    "hi": "hin",
+}
+_VERTICAL_MODELS = ("jpn", "chi_sim", "chi_tra", "kor")
+# Written vertically often enough that a page of unknown direction is read both ways.
+_OFTEN_VERTICAL = ("jpn", "chi_tra")
+
+
+def tesseract_language(language: str, vertical: bool | None) -> str | None:
+    """Tesseract's language for a page in ``language`` (a tag of ingest/scripts.py) set
+    vertically (True), horizontally (False) or either way (None); None for Latin script."""
+    code = _TESSERACT.get(language)
+    if code is None or code not in _VERTICAL_MODELS:
+        return code
+    if vertical:
+        return f"{code}_vert"
+    if vertical is None and code in _OFTEN_VERTICAL:
+        return f"{code}+{code}_vert"
+    return code
+
+
+def check_available(lang: str) -> set[str]:
+    """Raise OcrUnavailable unless pdftoppm, tesseract and every language in ``lang`` exist;
+    return the installed languages."""
     if shutil.which("pdftoppm") is None:
         raise OcrUnavailable(f"OCR needs poppler's `pdftoppm`, not installed: {INSTALL_HINT}.")
     cmd = str(pytesseract.pytesseract.tesseract_cmd)
@@ -44,11 +83,56 @@ def check_available(lang: str) -> None:
         raise OcrUnavailable(f"tesseract does not run ({exc}); {INSTALL_HINT}.") from exc
     missing = [code for code in lang.split("+") if code and code not in installed]
     if missing:
-        packages = " ".join(f"tesseract-ocr-{code}" for code in missing)
         raise OcrUnavailable(
             f"Tesseract language data missing for {'+'.join(missing)}: "
-            f"`apt-get install {packages}`."
+            f"`apt-get install {_packages(missing)}`."
         )
+    return installed
+
+
+def _packages(codes: list[str]) -> str:
+    return " ".join(f"tesseract-ocr-{code.replace('_', '-')}" for code in codes)
+
+
+def _nearest_installed(lang: str, installed: set[str]) -> str | None:
+    """``lang`` with its missing parts dropped or replaced (``jpn_vert`` by ``jpn``)."""
+    parts: list[str] = []
+    for code in lang.split("+"):
+        for candidate in (code, code.removesuffix("_vert")):
+            if candidate in installed and candidate not in parts:
+                parts.append(candidate)
+                break
+    return "+".join(parts) or None
+
+
+def installed_fallbacks(
+    languages: Mapping[int, str], default: str
+) -> tuple[dict[int, str], list[str]]:
+    """Each page's language, with the ones not installed replaced (see the module docstring),
+    and one notice per missing language. Raises OcrUnavailable as check_available(default)."""
+    installed = check_available(default)
+    chosen: dict[int, str] = {}
+    missing: dict[tuple[str, str], list[int]] = {}
+    for number, lang in sorted(languages.items()):
+        use = _nearest_installed(lang, installed) or default
+        chosen[number] = use
+        if use != lang:
+            missing.setdefault((lang, use), []).append(number)
+    notices = []
+    for (lang, use), numbers in missing.items():
+        absent = [code for code in lang.split("+") if code not in installed]
+        notice = (
+            f"Tesseract has no {'+'.join(absent)} language data (`apt-get install "
+            f"{_packages(absent)}`): {_pages(numbers)} read as {use} instead of {lang}."
+        )
+        log.warning("%s", notice)
+        notices.append(notice)
+    return chosen, notices
+
+
+def _pages(numbers: list[int]) -> str:
+    shown = ", ".join(map(str, numbers[:10])) + (", …" if len(numbers) > 10 else "")
+    return f"page{'s' if len(numbers) > 1 else ''} {shown}"
 
 
 def _limit_tesseract_threads() -> None:
@@ -79,11 +163,14 @@ def render_page(pdf: Path, number: int, dpi: int, out_dir: Path) -> Path:
 
 def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> str:
     """Render one page and return tesseract's text for it."""
+    config = f"--dpi {dpi}"
+    if any(code.removesuffix("_vert") in _UNSPACED for code in lang.split("+")):
+        config += " -c preserve_interword_spaces=1"
     with tempfile.TemporaryDirectory(prefix="quire-ocr-") as tmp:
         image = render_page(pdf, number, dpi, Path(tmp))
         try:
             text = pytesseract.image_to_string(
-                str(image), lang=lang, config=f"--dpi {dpi}", timeout=OCR_TIMEOUT_S
+                str(image), lang=lang, config=config, timeout=OCR_TIMEOUT_S
             )
         except pytesseract.TesseractNotFoundError as exc:
             raise OcrUnavailable(f"`tesseract` is not installed: {INSTALL_HINT}.") from exc
@@ -102,15 +189,22 @@ def ocr_pages(
     lang: str,
     workers: int,
     on_page: Callable[[int, int], None] | None = None,
+    languages: Mapping[int, str] | None = None,
 ) -> dict[int, str]:
-    """OCR the given 1-based pages in parallel; ``on_page(done, total)`` after each one."""
+    """OCR the given 1-based pages in parallel; ``on_page(done, total)`` after each one.
+
+    A page is read in ``languages[number]`` when given (installed: see installed_fallbacks),
+    else in ``lang``."""
     if not numbers:
         return {}
     check_available(lang)
+    langs = languages or {}
     _limit_tesseract_threads()
     results: dict[int, str] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ocr") as pool:
-        futures = {pool.submit(ocr_page, pdf, n, dpi=dpi, lang=lang): n for n in numbers}
+        futures = {
+            pool.submit(ocr_page, pdf, n, dpi=dpi, lang=langs.get(n, lang)): n for n in numbers
+        }
         pending = set(futures)
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)

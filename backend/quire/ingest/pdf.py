@@ -5,7 +5,23 @@ mojibake: pdfminer's ``(cid:N)`` placeholders (a font without a usable ToUnicode
 replacement / private-use / control characters, or few letters and digits. Precisely, over the
 non-space characters (each ``(cid:N)`` counted as one bad character): more than 10% bad, or
 less than half letters-and-digits. A page with no text, no images and no vector drawing is
-blank and skipped instead of OCRed.
+blank and skipped instead of OCRed. Chinese and Japanese are written without spaces, so there
+every two of their characters count as a word.
+
+Vertical writing (Japanese and Chinese set top to bottom in columns from right to left) is
+decided per page before layout analysis, from the characters themselves: when most steps from
+one upright CJK character to the next in the content stream go down a column rather than
+across a line, the page is laid out with ``detect_vertical``, which reads columns right to
+left; other pages get exactly the analysis they always had. In a vertical box the word spaces
+pdfminer guesses between CJK characters are dropped, and a column that runs to the foot of the
+box continues into the next without a line break (the sentence goes on there).
+
+OCR reads a page in its own script (ingest/ocr.py's ``tesseract_language``): the language is
+the first that can be told from the page's text, its fonts' CID character collection
+(Adobe-Japan1, -GB1, -CNS1, -Korea1), the text of the document's other pages, or the
+catalog's ``/Lang``; Latin script, or nothing to go on, takes ``QUIRE_OCR_LANG``. A vertical
+page is read with the ``_vert`` model; a page of unknown direction in Japanese or traditional
+Chinese with both.
 
 A hidden OCR layer made by a scanner (vicksburg-scan-ocr.pdf: invisible text under page
 images, with errors such as "Eichmond" for "Richmond") is a text layer like any other: when it
@@ -30,7 +46,18 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pdfminer.converter import PDFPageAggregator
-from pdfminer.layout import LAParams, LTCurve, LTFigure, LTImage, LTPage, LTTextBox
+from pdfminer.layout import (
+    LAParams,
+    LTAnno,
+    LTChar,
+    LTCurve,
+    LTFigure,
+    LTImage,
+    LTPage,
+    LTTextBox,
+    LTTextBoxVertical,
+    LTTextLineVertical,
+)
 from pdfminer.pdfdocument import (
     PDFDocument,
     PDFEncryptionError,
@@ -47,8 +74,16 @@ from pdfminer.utils import decode_text
 
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, OcrUnavailable, ResourceLimit
-from quire.ingest.ocr import ocr_pages
+from quire.ingest.ocr import installed_fallbacks, ocr_pages, tesseract_language
 from quire.ingest.pdf_structure import OutlineEntry, read_outline
+from quire.ingest.scripts import (
+    CJK,
+    CJK_TEXT,
+    HAN_LANGUAGES,
+    UPRIGHT,
+    tag_language,
+    text_language,
+)
 from quire.ingest.types import Extracted, Progress, no_progress
 from quire.storage.records import Page
 
@@ -65,6 +100,20 @@ LAPARAMS = LAParams(
     detect_vertical=False,
     all_texts=True,
 )
+# For pages in vertical writing: vertical text lines allowed, and columns set up to a column's
+# width apart grouped as one box (vertical text is set with wider gaps than horizontal lines).
+VERTICAL_LAPARAMS = LAParams(
+    line_overlap=0.5,
+    char_margin=2.0,
+    line_margin=1.5,
+    word_margin=0.1,
+    boxes_flow=0.5,
+    detect_vertical=True,
+    all_texts=True,
+)
+MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
+UPRIGHT_SHARE = 0.3  # ...and the share of the page's characters that must be upright
+DOCUMENT_SAMPLE_CHARS = 200_000  # text of the other pages read to tell a document's language
 EOF_WINDOW = 1024
 _PASSWORD_MESSAGE = "The PDF is password-protected; remove the password and upload it again."
 BAD_SHARE = 0.10
@@ -78,15 +127,22 @@ _WORD = re.compile(r"\w")
 _APP_PREFIX = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel) - ")
 _FILE_SUFFIX = re.compile(r"\.(?:pdf|docx?|pptx?|xlsx?|indd|tex|dvi|qxd|rtf|odt|pages)$", re.I)
 _PLACEHOLDER_TITLE = re.compile(r"(?:untitled|binder|document|presentation)\s*\d*", re.I)
+# The character collection of a CID font says which language its glyphs are for.
+_ORDERING_LANGUAGE = {"Japan1": "ja", "GB1": "zh-Hans", "CNS1": "zh-Hant", "Korea1": "ko"}
 
 
 @dataclass(frozen=True)
 class RawPage:
-    """A page's text layer and whether it should be OCRed (``ocr_reason`` says why)."""
+    """A page's text layer and whether it should be OCRed (``ocr_reason`` says why).
+
+    ``vertical``: whether its characters run in vertical columns (None: too few to tell);
+    ``font_language``: the language of its CID fonts, read for pages to be OCRed only."""
 
     number: int
     text: str
     ocr_reason: str | None = None
+    vertical: bool | None = None
+    font_language: str | None = None
 
 
 @dataclass
@@ -98,11 +154,18 @@ class TextLayer:
     author: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
     outline: list[OutlineEntry] = field(default_factory=list)
+    #: The catalog's /Lang ("ja-JP"), if any.
+    language: str | None = None
 
 
 def count_words(text: str) -> int:
-    """Words with at least one letter or digit; ``(cid:N)`` placeholders are not words."""
-    return sum(1 for token in _CID.sub(" ", text).split() if _WORD.search(token))
+    """Words with at least one letter or digit; ``(cid:N)`` placeholders are not words, and
+    every two Chinese or Japanese characters count as one."""
+    text = _CID.sub(" ", text)
+    cjk = len(CJK.findall(text))
+    if cjk:
+        text = CJK.sub(" ", text)
+    return sum(1 for token in text.split() if _WORD.search(token)) + (cjk + 1) // 2
 
 
 def ocr_reason(text: str, min_words: int) -> str | None:
@@ -167,6 +230,93 @@ def _open(fh: BinaryIO, has_eof: bool, rebuild: bool) -> PDFDocument:
     return doc
 
 
+def runs_vertically(layout: LTPage) -> bool | None:
+    """Whether the upright (CJK) characters of a page not yet analysed run down columns (True)
+    or across lines (False), by most steps from one to the next; None when too few step, or
+    when they are too small a part of the page (stacked pieces of a brace in a formula)."""
+    down = across = upright = total = 0
+    stack: list[Any] = [layout]
+    while stack:
+        chars: list[LTChar] = []
+        for item in stack.pop():
+            if isinstance(item, LTChar):
+                chars.append(item)
+            elif isinstance(item, LTFigure):
+                stack.append(item)
+        total += len(chars)
+        found = len(UPRIGHT.findall("".join(c.get_text() for c in chars)))
+        if not found:
+            continue  # no CJK at all: the common case costs one join and one search
+        upright += found
+        prev: LTChar | None = None
+        for char in chars:
+            if not (char.upright and UPRIGHT.fullmatch(char.get_text())):
+                prev = None
+                continue
+            if prev is not None:
+                size = max(prev.width, prev.height)
+                dx, dy = char.x0 - prev.x0, prev.y1 - char.y1
+                if abs(dx) <= size / 2 and 0 < dy <= 2 * size:
+                    down += 1
+                elif abs(dy) <= size / 2 and 0 < dx <= 2 * size:
+                    across += 1
+            prev = char
+    if down + across < MIN_DIRECTION_STEPS or upright < UPRIGHT_SHARE * total:
+        return None
+    return down > across
+
+
+class _Aggregator(PDFPageAggregator):
+    """Lays each page out with VERTICAL_LAPARAMS when its characters run vertically."""
+
+    vertical: bool | None = None
+
+    def end_page(self, page: PDFPage) -> None:
+        assert isinstance(self.cur_item, LTPage)
+        self.vertical = runs_vertically(self.cur_item)
+        self.laparams = VERTICAL_LAPARAMS if self.vertical else LAPARAMS
+        super().end_page(page)
+
+
+def _is_cjk(text: str) -> bool:
+    return bool(text) and CJK_TEXT.fullmatch(text) is not None
+
+
+def _vertical_text(box: LTTextBoxVertical) -> str:
+    """A vertical box's columns, right to left (see the module docstring)."""
+    text = ""
+    previous: LTTextLineVertical | None = None
+    for line in box:
+        if not isinstance(line, LTTextLineVertical):
+            continue
+        items = list(line)
+        parts: list[str] = []
+        for i, item in enumerate(items):
+            piece = item.get_text()
+            if isinstance(item, LTAnno) and (
+                piece == "\n"
+                or (
+                    0 < i < len(items) - 1
+                    and _is_cjk(items[i - 1].get_text()[-1:])
+                    and _is_cjk(items[i + 1].get_text()[:1])
+                )
+            ):
+                continue
+            parts.append(piece)
+        column = "".join(parts).strip()
+        if not column:
+            continue
+        runs_on = (
+            previous is not None
+            and previous.y0 - box.y0 <= previous.width
+            and _is_cjk(text[-1:])
+            and _is_cjk(column[:1])
+        )
+        text += column if runs_on or not text else "\n" + column
+        previous = line
+    return text
+
+
 def _page_text(layout: LTPage) -> tuple[str, bool]:
     """Text boxes in reading order (figure text after the body), and whether anything is drawn."""
     boxes: list[str] = []
@@ -175,7 +325,9 @@ def _page_text(layout: LTPage) -> tuple[str, bool]:
     def walk(container: Any) -> None:
         nonlocal drawn
         for item in container:
-            if isinstance(item, LTTextBox):
+            if isinstance(item, LTTextBoxVertical):
+                boxes.append(_vertical_text(item))
+            elif isinstance(item, LTTextBox):
                 boxes.append(item.get_text().strip("\n"))
             elif isinstance(item, LTFigure):
                 drawn = True
@@ -187,18 +339,39 @@ def _page_text(layout: LTPage) -> tuple[str, bool]:
     return "\n\n".join(b for b in boxes if b.strip()), drawn
 
 
-def _iter_layouts(doc: PDFDocument, pages: list[PDFPage]) -> Iterator[tuple[int, LTPage | None]]:
+def _iter_layouts(
+    doc: PDFDocument, pages: list[PDFPage]
+) -> Iterator[tuple[int, LTPage | None, bool | None]]:
+    """Each page's layout (None when unreadable) and whether it runs vertically."""
     rsrcmgr = PDFResourceManager(caching=True)
-    device = PDFPageAggregator(rsrcmgr, laparams=LAPARAMS)
+    device = _Aggregator(rsrcmgr, laparams=LAPARAMS)
     interpreter = PDFPageInterpreter(rsrcmgr, device)
     for number, page in enumerate(pages, start=1):
+        device.vertical = None
         try:
             interpreter.process_page(page)
-            yield number, device.get_result()
+            yield number, device.get_result(), device.vertical
         except _PARSE_ERRORS as exc:
             # One broken content stream should not sink the book; OCR may still read it.
             log.warning("page %d: text layer unreadable (%s)", number, exc)
-            yield number, None
+            yield number, None, device.vertical
+
+
+def _font_language(page: PDFPage) -> str | None:
+    """The language of the page's first CID font whose character collection names one."""
+    try:
+        fonts = resolve1(page.resources.get("Font"))
+        for spec in (fonts or {}).values():
+            for descendant in resolve1(resolve1(spec).get("DescendantFonts")) or ():
+                info = resolve1(resolve1(descendant).get("CIDSystemInfo")) or {}
+                ordering = resolve1(info.get("Ordering"))
+                if isinstance(ordering, bytes):
+                    ordering = ordering.decode("latin-1")
+                if ordering in _ORDERING_LANGUAGE:
+                    return _ORDERING_LANGUAGE[ordering]
+    except (*_PARSE_ERRORS, AttributeError):
+        return None
+    return None
 
 
 def read_text_layer(
@@ -238,7 +411,7 @@ def read_text_layer(
             info.update(entry)
         outline, outline_notice = read_outline(doc, pages)
         raw: list[RawPage] = []
-        for number, layout in _iter_layouts(doc, pages):
+        for number, layout, vertical in _iter_layouts(doc, pages):
             if layout is None:
                 text, drawn = "", True
             else:
@@ -246,9 +419,14 @@ def read_text_layer(
             reason = ocr_reason(text, min_words)
             if reason == "few_words" and not text.strip() and not drawn:
                 reason = None  # a blank page: nothing to read
-            raw.append(RawPage(number, text, reason))
+            font_language = _font_language(pages[number - 1]) if reason else None
+            raw.append(RawPage(number, text, reason, vertical, font_language))
             if progress is not None:
                 progress(number / len(pages))
+    try:
+        language = _decode_info(doc.catalog.get("Lang"))
+    except (*_PARSE_ERRORS, AttributeError):
+        language = None
     metadata: dict[str, Any] = {
         "page_count": len(pages),
         "producer": _decode_info(info.get("Producer")),
@@ -263,6 +441,7 @@ def read_text_layer(
         author=_decode_info(info.get("Author")),
         metadata=metadata,
         outline=outline,
+        language=language,
     )
 
 
@@ -284,6 +463,51 @@ def _list_pages(doc: PDFDocument, max_pages: int) -> list[PDFPage]:
         raise EncryptedFile(_PASSWORD_MESSAGE) from exc
     except _PARSE_ERRORS as exc:
         raise CorruptFile(f"Damaged PDF: the page tree cannot be read ({exc})") from exc
+
+
+def _page_language(
+    page: RawPage, document_language: Callable[[], str | None], declared: str | None
+) -> str | None:
+    """The first language the page's text, its fonts, the other pages or /Lang tell."""
+    language = None
+    for source in ("text", "fonts", "document", "declared"):
+        if source == "text":
+            found = text_language(_CID.sub(" ", page.text))
+        elif source == "fonts":
+            found = page.font_language
+        else:
+            found = document_language() if source == "document" else declared
+        if found is None or (language == "zh" and found not in HAN_LANGUAGES):
+            continue
+        language = found
+        if language != "zh":  # Han without a telling character: a later source may tell
+            break
+    return "zh-Hans" if language == "zh" else language
+
+
+def ocr_languages(layer: TextLayer, wanted: list[int], default: str) -> dict[int, str]:
+    """The tesseract language of each page to OCR (see the module docstring)."""
+    document: list[str | None] = []
+
+    def document_language() -> str | None:
+        if not document:  # read once, and only when a page needs it
+            sample, size = [], 0
+            for page in layer.pages:
+                if page.ocr_reason is None and size < DOCUMENT_SAMPLE_CHARS:
+                    sample.append(page.text)
+                    size += len(page.text)
+            document.append(text_language("\n".join(sample)[:DOCUMENT_SAMPLE_CHARS]))
+        return document[0]
+
+    declared = tag_language(layer.language) if layer.language else None
+    by_number = {p.number: p for p in layer.pages}
+    chosen: dict[int, str] = {}
+    for number in wanted:
+        page = by_number[number]
+        language = _page_language(page, document_language, declared)
+        code = tesseract_language(language, page.vertical) if language else None
+        chosen[number] = code or default
+    return chosen
 
 
 def _use_ocr(raw: RawPage, ocr_text: str) -> bool:
@@ -308,9 +532,15 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
     wanted = [p.number for p in layer.pages if p.ocr_reason]
     ocr_text: dict[int, str] = {}
     metadata = dict(layer.metadata)
+    languages: dict[int, str] = {}
     if wanted:
         progress("ocr", 0.0)  # the stage starts now (its first page may take seconds)
         try:
+            languages, notices = installed_fallbacks(
+                ocr_languages(layer, wanted, settings.ocr_lang), settings.ocr_lang
+            )
+            if notices:
+                metadata["notices"] = [*metadata.get("notices", []), *notices]
             ocr_text = ocr_pages(
                 path,
                 wanted,
@@ -318,6 +548,7 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
                 lang=settings.ocr_lang,
                 workers=settings.ocr_workers,
                 on_page=lambda done, total: progress("ocr", done / total),
+                languages=languages,
             )
         except OcrUnavailable:
             if not any(p.ocr_reason is None and p.text.strip() for p in layer.pages):
@@ -332,6 +563,11 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
         else:
             pages.append(Page(raw.number, raw.text, source="text_layer"))
     metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]
+    if metadata["ocr_pages"]:
+        by_language: dict[str, list[int]] = {}
+        for number in metadata["ocr_pages"]:
+            by_language.setdefault(languages.get(number, settings.ocr_lang), []).append(number)
+        metadata["ocr_languages"] = by_language
     return Extracted(
         kind="pdf",
         title=layer.title,

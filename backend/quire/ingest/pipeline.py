@@ -20,6 +20,7 @@ from quire.embed.base import Embedder
 from quire.errors import NotFound, ResourceLimit
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.isolate import extract_isolated
+from quire.ingest.language import detect as detect_language
 from quire.storage import chunks, jobs, vectors
 from quire.storage.db import Database
 from quire.storage.documents import record_extraction, set_status
@@ -114,6 +115,7 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
     new_chunks = chunk_pages(
         extracted.pages, size=ctx.settings.chunk_chars, overlap=ctx.settings.chunk_overlap
     )
+    language = detect_language([p.text for p in extracted.pages])
     with ctx.db.write() as conn:
         if conn.execute(select(documents.c.id).where(documents.c.id == doc_id)).first() is None:
             raise NotFound(f"document {doc_id} was deleted")
@@ -127,10 +129,15 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
             metadata=extracted.metadata,
             title=extracted.title,
             author=extracted.author,
+            language=language,
         )
     timings["chunk"] = round(time.monotonic() - t0, 3)
     ctx.detail.update(
-        chunks=len(new_chunks), kept=stats.kept, inserted=stats.inserted, deleted=stats.deleted
+        chunks=len(new_chunks),
+        kept=stats.kept,
+        inserted=stats.inserted,
+        deleted=stats.deleted,
+        language=language,
     )
 
     t0 = time.monotonic()

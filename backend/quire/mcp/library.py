@@ -217,6 +217,7 @@ def _document_out(r: dict[str, Any], source: str | None) -> models.Document:
         error=r["error"],
         page_count=r["page_count"],
         chunk_count=r["chunk_count"],
+        language=r["language"],
         created_at=r["created_at"].replace(tzinfo=r["created_at"].tzinfo or UTC),
         resource=document_uri(r["id"]),
     )

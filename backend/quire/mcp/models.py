@@ -102,6 +102,10 @@ class Document(BaseModel):
     error: str | None
     page_count: int
     chunk_count: int
+    language: str | None = Field(
+        default=None,
+        description="Detected language: en, fr, ja, zh-Hant, ar … (null: too little text).",
+    )
     created_at: datetime = Field(description="When it was added (UTC).")
     resource: str = Field(description="The document's MCP resource (metadata and page list).")
 

@@ -24,7 +24,7 @@ from quire import __version__
 from quire.errors import ErrorBody, NotFound, QuireError
 from quire.mcp import answers, intake, library, models
 from quire.mcp.citations import DOCUMENT_URI, PAGE_URI, Links
-from quire.retrieval.options import RetrievalOptions, SearchOptions, Strategy
+from quire.retrieval.options import LanguageTag, RetrievalOptions, SearchOptions, Strategy
 from quire.retrieval.search import MAX_QUERY_CHARS
 from quire.runtime import Runtime
 from quire.storage.records import DocumentStatus, Id, Kind
@@ -62,6 +62,14 @@ Kinds = Annotated[
     list[Kind] | None,
     Field(description="Only documents of these kinds (default: all)."),
 ]
+Languages = Annotated[
+    list[LanguageTag] | None,
+    Field(
+        max_length=100,
+        description="Only documents in these languages, as tags: en, ja, zh-Hant … "
+        "(list_documents shows each document's; default: all).",
+    ),
+]
 DocumentIds = Annotated[
     list[Id] | None,
     Field(max_length=1000, description="Only these documents (ids from list_documents)."),
@@ -92,6 +100,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         query: Query,
         ctx: Context,
         kinds: Kinds = None,
+        languages: Languages = None,
         document_ids: DocumentIds = None,
         limit: Annotated[int, Field(ge=1, le=50, description="How many hits.")] = 10,
         strategy: StrategyArg = None,
@@ -104,6 +113,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         def work() -> models.SearchResult:
             options = SearchOptions(
                 kinds=tuple(kinds or ()),
+                languages=tuple(languages or ()),
                 document_ids=tuple(document_ids or ()),
                 limit=limit,
                 strategy=strategy,
@@ -117,6 +127,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         question: Question,
         ctx: Context,
         kinds: Kinds = None,
+        languages: Languages = None,
         document_ids: DocumentIds = None,
         strategy: StrategyArg = None,
         llm: Annotated[
@@ -141,6 +152,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 message=question,
                 options=RetrievalOptions(
                     kinds=tuple(kinds or ()),
+                    languages=tuple(languages or ()),
                     document_ids=tuple(document_ids or ()),
                     strategy=strategy,
                 ),

@@ -1,5 +1,5 @@
 """Which documents a search may return: always only ``ready`` ones, optionally only some
-documents or kinds. Applied inside each leg's query, not after it."""
+documents, kinds or languages. Applied inside each leg's query, not after it."""
 
 from __future__ import annotations
 
@@ -14,20 +14,21 @@ from quire.retrieval.options import RetrievalOptions
 
 @dataclass(frozen=True)
 class Filter:
-    """Document ids and/or kinds to search (empty: all ready documents)."""
+    """Document ids, kinds and/or languages to search (empty: all ready documents)."""
 
     document_ids: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, options: RetrievalOptions) -> Filter:
         """The filter a request's options ask for."""
-        return cls(tuple(options.document_ids), tuple(options.kinds))
+        return cls(tuple(options.document_ids), tuple(options.kinds), tuple(options.languages))
 
     @property
     def narrows(self) -> bool:
         """Whether it lets through fewer than all ready documents."""
-        return bool(self.document_ids or self.kinds)
+        return bool(self.document_ids or self.kinds or self.languages)
 
     def sql(self, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
         """A WHERE fragment over the chunk and document aliases, with its parameters."""
@@ -39,6 +40,9 @@ class Filter:
         if self.kinds:
             parts.append(f"{doc}.kind IN (SELECT value FROM json_each(:flt_kinds))")
             params["flt_kinds"] = json.dumps(list(self.kinds))
+        if self.languages:
+            parts.append(f"{doc}.language IN (SELECT value FROM json_each(:flt_langs))")
+            params["flt_langs"] = json.dumps(list(self.languages))
         return " AND ".join(parts), params
 
     def allowed_documents(self, conn: Connection) -> set[int]:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from quire.retrieval import lexical
+from quire.storage.segment import has_unspaced
 
 
 def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[re.Pattern[str]]:
@@ -19,8 +20,14 @@ def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[
     pats: list[re.Pattern[str]] = []
     seen: set[str] = set()
     stems: list[str] = []
+    grams: list[str] = []  # bigrams of unspaced scripts: matched wherever they are
     for q in queries:
         for term in lexical.terms(q):
+            if has_unspaced(term):
+                if len(term) > 1 and term not in seen:  # a lone "は" would light up every one
+                    seen.add(term)
+                    grams.append(term)
+                continue
             if len(term) < 3:
                 continue
             stem = term[: max(4, len(term) - 3)] if len(term) > 5 else term
@@ -32,6 +39,8 @@ def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[
         # per term over 50 hits.
         alternation = "|".join(map(re.escape, sorted(stems, key=len, reverse=True)))
         pats.append(re.compile(r"(?<!\w)(?:" + alternation + r")\w*", re.IGNORECASE))
+    if grams:
+        pats.append(re.compile("|".join(map(re.escape, grams)), re.IGNORECASE))
     for kw in keywords:
         if kw and kw.lower() not in seen:
             seen.add(kw.lower())

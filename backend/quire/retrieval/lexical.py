@@ -15,6 +15,7 @@ from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
 from quire.retrieval.term_scores import TermScores
+from quire.storage.segment import segment, split_query
 
 # Frequent English function words: they cost FTS5 the most (long posting lists) and say least.
 STOPWORDS = frozenset(
@@ -27,16 +28,20 @@ STOPWORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself
     yourselves""".split()
 )
-MAX_TERMS = 32
+#: Terms per query (a question in Japanese or Chinese is cut into ~one bigram a character).
+MAX_TERMS = 48
 #: The BM25 weight of the heading column (the text column's is 1).
 HEADING_WEIGHT = 0.5
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 def terms(query: str) -> list[str]:
-    """The searchable terms of a query: word tokens, lower-cased, stopwords out, deduplicated."""
+    """The searchable terms of a query: word tokens, lower-cased, stopwords out, deduplicated;
+    a run of an unspaced script (CJK, Thai) gives its bigrams, as the index holds them."""
+    spaced, words = split_query(query)
+    tokens = _TOKEN.findall(spaced.lower()) + words
     seen: dict[str, None] = {}
-    for tok in _TOKEN.findall(query.lower()):
+    for tok in tokens:
         tok = tok.strip("_")
         if not tok or tok in STOPWORDS:
             continue
@@ -44,13 +49,14 @@ def terms(query: str) -> list[str]:
     out = list(seen)
     if not out:
         # A query of stopwords only ("to be or not to be") still searches for its words.
-        out = list(dict.fromkeys(t for t in _TOKEN.findall(query.lower()) if t.strip("_")))
+        out = list(dict.fromkeys(t for t in tokens if t.strip("_")))
     return out[:MAX_TERMS]
 
 
 def phrases(query_terms: Sequence[str]) -> list[str]:
-    """Each term quoted as an FTS5 phrase: no user text is read as query syntax."""
-    return ['"' + t.replace('"', '""') + '"' for t in query_terms if t]
+    """Each term quoted as an FTS5 phrase: no user text is read as query syntax. A word of an
+    unspaced script becomes the phrase of its bigrams, as the index holds it."""
+    return ['"' + (segment(t) or t).strip().replace('"', '""') + '"' for t in query_terms if t]
 
 
 def match_expression(query_terms: Sequence[str]) -> str | None:

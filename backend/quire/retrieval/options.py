@@ -7,11 +7,11 @@ request, ``/v1``, the CLI and the MCP tools all carry these models (or extend th
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from quire.config import HydeMode
+from quire.config import LANGUAGE_TAG, HydeMode, canonical_tag
 from quire.storage.records import Id, Kind
 
 Strategy = Literal["precise", "exhaustive"]
@@ -19,6 +19,10 @@ STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 Leg = Literal["bm25", "dense", "exact"]
 ALL_LEGS: tuple[Leg, ...] = get_args(Leg)
 HYDE_MODES: tuple[HydeMode, ...] = get_args(HydeMode)
+#: A document language as stored ("en", "ja", "zh-Hant"); "ZH-hant" is read as "zh-Hant".
+LanguageTag = Annotated[
+    str, Field(pattern=LANGUAGE_TAG, max_length=35), AfterValidator(canonical_tag)
+]
 
 
 class RetrievalOptions(BaseModel):
@@ -38,6 +42,9 @@ class RetrievalOptions(BaseModel):
         default=(), max_length=1000, description="Only these documents (default: all)."
     )
     kinds: tuple[Kind, ...] = Field(default=(), description="Only these kinds (default: all).")
+    languages: tuple[LanguageTag, ...] = Field(
+        default=(), max_length=100, description="Document languages to search (empty: all)"
+    )
     rerank: bool = Field(default=True, description="Rerank with the cross-encoder if installed.")
 
     def retrieval(self) -> RetrievalOptions:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from quire.retrieval.lexical import STOPWORDS
 from quire.retrieval.options import Strategy
+from quire.storage.segment import unspaced_runs
 
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]")
 _CODEISH = re.compile(
@@ -47,6 +48,9 @@ _IDENTIFIER = re.compile(
     + _PUNCTUATED
     + r"| [A-Za-z0-9]*(?:[0-9_][A-Za-z0-9]*|[a-z][A-Z])[A-Za-z0-9_]*(?:[-.:][A-Za-z0-9_]+)*"
 )
+#: Characters of an unspaced run that make it an exact keyword (a question's runs are shorter:
+#: punctuation and particles break them).
+LONG_RUN = 12
 _FTS_WORDS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _BROAD = re.compile(
     r"\b(all|every|each|list|compare|comparison|summari[sz]e|overview|differences?|"
@@ -106,6 +110,9 @@ def heuristic_plan(query: str) -> Plan:
         for m in _CODEISH.finditer(query)
         if not any(a <= m.start() and m.end() <= b for _, (a, b) in spans)
     ]
+    # A long run of a script without spaces (a phrase copied from a Japanese page) is matched
+    # as a substring too: the exact leg finds it where the bigrams are scattered.
+    keywords += [run for run in unspaced_runs(query) if len(run) >= LONG_RUN][:3]
     keywords = [
         k
         for k in dict.fromkeys(keywords)

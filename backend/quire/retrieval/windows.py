@@ -21,6 +21,7 @@ from sqlalchemy import Connection, text
 from quire.retrieval import lexical
 from quire.retrieval.sentences import split_sentences
 from quire.retrieval.term_scores import TermScores
+from quire.storage.segment import has_unspaced
 
 #: A term in more chunks than this share is counted by a bounded query (it weighs ~nothing).
 _COUNT_CAP = 0.5
@@ -80,8 +81,9 @@ def best_windows(
         return {}
     # One scan of each passage: an alternation of the terms' stems (as the highlighter cuts
     # them; longest first), and each matched word credited to every term it starts with.
-    stems = [_stem(t) for t in terms]
-    short = [len(t) < 3 for t in terms]  # matched anywhere, as the highlighter leaves them
+    # Short terms and words of unspaced scripts are matched anywhere, as the highlighter does.
+    short = [len(t) < 3 or has_unspaced(t) for t in terms]
+    stems = [t if short[i] else _stem(t) for i, t in enumerate(terms)]
     pattern = re.compile(
         "|".join(
             (re.escape(stem) if short[i] else rf"(?<!\w){re.escape(stem)}\w*")

@@ -14,6 +14,7 @@ from quire.storage import vectors
 from quire.storage.db import json_ids
 from quire.storage.records import Chunk, Kind, Page
 from quire.storage.schema import page_chunks, pages
+from quire.storage.segment import segment
 
 #: What a hit shows of its document's metadata (the rest stays in the library).
 HIT_METADATA = ("url", "slug", "space", "date", "language", "author")
@@ -105,6 +106,7 @@ def replace(
                         page=chunk.page,
                         ordinal=chunk.ordinal,
                         heading_path=chunk.heading_path,
+                        fts_heading=segment(chunk.heading_path),
                         source=chunk.source,
                     )
                 )
@@ -119,6 +121,8 @@ def replace(
                 "content_hash": chunk.content_hash,
                 "char_count": len(chunk.text),
                 "source": chunk.source,
+                "fts_text": segment(chunk.text),
+                "fts_heading": segment(chunk.heading_path),
             }
         )
 

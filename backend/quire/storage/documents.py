@@ -127,13 +127,16 @@ def record_extraction(
     metadata: dict[str, Any],
     title: str | None = None,
     author: str | None = None,
+    language: str | None = None,
 ) -> None:
-    """What reading a document found: its kind, sizes, metadata, and title/author if known."""
+    """What reading a document found: its kind, sizes, metadata, language, and title/author
+    if known."""
     values: dict[str, Any] = {
         "kind": kind,
         "page_count": page_count,
         "chunk_count": chunk_count,
         "meta": metadata,
+        "language": language,
         "updated_at": utcnow(),
     }
     if title:
@@ -141,6 +144,27 @@ def record_extraction(
     if author:
         values["author"] = author
     conn.execute(update(documents).where(documents.c.id == document_id).values(**values))
+
+
+@dataclass(frozen=True)
+class LanguageCounts:
+    """The languages of the library: (tag, documents, chunks), most chunks first, and how many
+    ready documents have none detected."""
+
+    languages: list[tuple[str, int, int]]
+    undetected: int
+
+
+def language_counts(conn: Connection) -> LanguageCounts:
+    """How many documents and chunks the library holds in each detected language."""
+    rows = conn.exec_driver_sql(
+        "SELECT language, count(*), coalesce(sum(chunk_count), 0) FROM documents "
+        "WHERE language IS NOT NULL GROUP BY language ORDER BY 3 DESC, 2 DESC, 1"
+    ).all()
+    undetected = conn.exec_driver_sql(
+        "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready'"
+    ).scalar_one()
+    return LanguageCounts([(r[0], int(r[1]), int(r[2])) for r in rows], int(undetected))
 
 
 def not_ready(conn: Connection) -> set[int]:
@@ -188,6 +212,7 @@ def _doc_dict(row: Any, job: Any | None = None) -> dict[str, Any]:
         "created_at": m["created_at"],
         "updated_at": m["updated_at"],
         "metadata": m["meta"],
+        "language": m["language"],
     }
     if job is not None:
         out["job"] = {

@@ -54,6 +54,9 @@ documents = Table(
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
     Column("metadata", JSON, key="meta", nullable=False, server_default="{}"),
+    # Detected at ingest from a sample of the text ("en", "ja", "zh-Hant"); NULL when there
+    # was too little text to tell. Migration 0004.
+    Column("language", Text, nullable=True),
     CheckConstraint(_one_of("kind", KINDS), name="ck_documents_kind"),
     CheckConstraint(_one_of("status", get_args(DocumentStatus)), name="ck_documents_status"),
     sqlite_autoincrement=True,
@@ -85,6 +88,10 @@ page_chunks = Table(
     Column("content_hash", Text, nullable=False),
     Column("char_count", Integer, nullable=False),
     Column("source", Text, nullable=False),
+    # What FTS5 indexes instead of text / heading_path when they hold unspaced scripts (CJK,
+    # Thai: cut into bigrams by storage/segment.py); NULL otherwise. Migration 0003.
+    Column("fts_text", Text, nullable=True),
+    Column("fts_heading", Text, nullable=True),
     # AUTOINCREMENT: a chunk id is never reused, so a vector row can never be attached to
     # the wrong chunk after a crash left it behind.
     sqlite_autoincrement=True,

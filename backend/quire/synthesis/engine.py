@@ -390,8 +390,8 @@ class ChatEngine:
             ]
         else:
             pieces = ["Nothing in your library matches this question."]
-        if not lines and (run.options.document_ids or run.options.kinds):
-            pieces.append(" (The search was limited by a document or kind filter.)")
+        if not lines and (run.options.document_ids or run.options.kinds or run.options.languages):
+            pieces.append(" (The search was limited by a document, kind or language filter.)")
         run.evidence = list(by_chunk.values())
         yield SourcesEvent(sources=run.sources())
         for piece in pieces:

@@ -30,6 +30,7 @@ from quire.retrieval.highlight import highlight_patterns
 from quire.retrieval.planner import identifiers
 from quire.retrieval.search import Hit
 from quire.retrieval.sentences import MAX_CHARS, ROWISH, split_sentences
+from quire.storage.segment import has_unspaced
 
 MIN_CHARS = 8
 MAX_PASSAGES = 8
@@ -41,21 +42,33 @@ KEEP_RATIO = 0.8
 MAX_SOURCES = 2
 #: How much each feature counts in a unit's score.
 WEIGHTS = {"lexical": 0.40, "cosine": 0.35, "identifier": 0.25, "kind": 0.15, "prior": 0.15}
-_STARTS = re.compile(r"[\"'“‘(\[]?[A-Z0-9]")
-_ENDS = re.compile(r"[.!?][\"'”’)\]]*$")
+# A complete sentence: starts as one (after opening quotes or brackets, a capital, a digit,
+# or a letter of a script without case) and ends as one (. ! ? and the CJK 。！？, Arabic ؟,
+# closing quotes and brackets after).
+_OPENING = "\"'“‘([「『（"
+_ENDS = re.compile(r"[.!?。！？؟][\"'”’)\]」』）]*$")
 # MiniLM cosines of unrelated sentences sit around 0-0.2, related ones above ~0.4.
 MIN_COSINE = 0.35
-_DIGIT = re.compile(r"\d")
+_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
 # What a question asks for, and what a unit must hold to give it.
 _ASKS_NUMBER = re.compile(
     r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall)|"
     r"what (value|number|percentage|share|size|length|rate|threshold|amount|total|"
     r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code)|"
-    r"which (value|number|byte|opcode|code)|at what|up to what|by how|to what (value|level))\b",
+    r"which (value|number|byte|opcode|code)|at what|up to what|by how|to what (value|level))\b"
+    r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
+    r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)",
     re.IGNORECASE,
 )
-_ASKS_DATE = re.compile(r"\b(when|what year|which year|what date|in which year)\b", re.I)
-_ASKS_NAME = re.compile(r"\b(who|whom|whose|which (author|person|title|book|paper))\b", re.I)
+_ASKS_DATE = re.compile(
+    r"\b(when|what year|which year|what date|in which year)\b|何月|何日|何年|いつ|哪年|哪一年|"
+    r"何時|幾時|几时|哪天|哪幾年|哪几年",
+    re.I,
+)
+_ASKS_NAME = re.compile(
+    r"\b(who|whom|whose|which (author|person|title|book|paper))\b|誰|だれ|名前|谁|誰人|何人",
+    re.I,
+)
 _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 )
@@ -82,7 +95,9 @@ class Sentence:
         is a whole row of a table."""
         if "\n" not in self.text and ROWISH.search(self.text):
             return True
-        return bool(_STARTS.match(self.text)) and bool(_ENDS.search(self.text))
+        first = self.text.lstrip(_OPENING)[:1]
+        starts = first.isdigit() or (first.isalpha() and not first.islower())
+        return starts and bool(_ENDS.search(self.text))
 
 
 def units(hit: Hit, page_text: str | None = None) -> list[tuple[int, str]]:
@@ -101,7 +116,9 @@ def units(hit: Hit, page_text: str | None = None) -> list[tuple[int, str]]:
 
 
 def _usable(sentence: str) -> bool:
-    if not MIN_CHARS <= len(sentence) <= MAX_CHARS or len(sentence.split()) < 2:
+    if not MIN_CHARS <= len(sentence) <= MAX_CHARS:
+        return False
+    if len(sentence.split()) < 2 and not has_unspaced(sentence):  # a lone word; CJK has no spaces
         return False
     alnum = sum(ch.isalnum() for ch in sentence)
     return alnum >= 0.5 * len(sentence) and any(ch.isalpha() for ch in sentence)

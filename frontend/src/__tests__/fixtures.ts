@@ -1,6 +1,7 @@
 // Shared test data and helpers: SSE bodies, JSON responses, chat events, sources, documents.
 import type { ChatEvent, ChatRequest, DoneEvent, Message, Source, StartEvent } from '@/api/chat'
 import type { Document, Job, Page } from '@/api/documents'
+import type { LanguagesOut, LibraryLanguage } from '@/api/languages'
 import type { PerplexityStatus, SyncCounts, SyncRun } from '@/api/perplexity'
 
 export function sse(events: [string, unknown][], extra = ''): string {
@@ -81,6 +82,27 @@ export function doc(id: number, over: Partial<Document> = {}): Document {
     updated_at: '2025-01-02T03:04:05Z',
     metadata: {},
     job: null,
+    language: null,
+    ...over,
+  }
+}
+
+/** A language's name as this machine's locale says it (tests run under any LANG). */
+export function localName(tag: string): string {
+  return new Intl.DisplayNames(undefined, { type: 'language' }).of(tag)!
+}
+
+export function language(tag: string, over: Partial<LibraryLanguage> = {}): LibraryLanguage {
+  return { language: tag, name: tag, documents: 1, chunks: 10, covered: true, ...over }
+}
+
+/** GET /api/library/languages for an English-only embedder over English documents. */
+export function languagesOut(over: Partial<LanguagesOut> = {}): LanguagesOut {
+  return {
+    embedder: { name: 'all-MiniLM-L6-v2', languages: ['en'], multilingual: false, known: true },
+    languages: [language('en', { name: 'English', documents: 3, chunks: 40 })],
+    undetected: 0,
+    hint: null,
     ...over,
   }
 }
@@ -130,6 +152,7 @@ export function chatRequest(over: Partial<ChatRequest> = {}): ChatRequest {
     hyde_mode: null,
     document_ids: [],
     kinds: [],
+    languages: [],
     rerank: true,
     llm: true,
     ...over,

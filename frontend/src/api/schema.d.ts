@@ -118,6 +118,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/library/languages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Languages held and covered
+         * @description Each detected document language with its counts and whether the configured embedder
+         *     covers it; ``hint`` says what to set when one is not covered.
+         */
+        get: operations["languages_api_library_languages_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -417,6 +438,12 @@ export interface components {
              */
             kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
             /**
+             * Languages
+             * @description Document languages to search (empty: all)
+             * @default []
+             */
+            languages: string[];
+            /**
              * Rerank
              * @description Rerank with the cross-encoder if installed.
              * @default true
@@ -599,6 +626,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * Language
+             * @description Detected at ingest: en, fr, ja, zh-Hans, zh-Hant, ar … (null: too little text to tell).
+             */
+            language: string | null;
             job?: components["schemas"]["JobBrief"] | null;
         };
         /** DoneEvent */
@@ -897,6 +929,67 @@ export interface components {
             mode: "llm" | "extractive";
             /** Backends */
             backends: components["schemas"]["LLMBackendOut"][];
+        };
+        /** LanguagesEmbedder */
+        LanguagesEmbedder: {
+            /**
+             * Name
+             * @description The configured embedder, e.g. ollama:bge-m3.
+             */
+            name: string;
+            /**
+             * Languages
+             * @description The languages it covers; null when multilingual or not known.
+             */
+            languages: string[] | null;
+            /** Multilingual */
+            multilingual: boolean;
+            /**
+             * Known
+             * @description Whether its languages are known (by name or setting).
+             */
+            known: boolean;
+        };
+        /** LanguagesOut */
+        LanguagesOut: {
+            embedder: components["schemas"]["LanguagesEmbedder"];
+            /**
+             * Languages
+             * @description Most chunks first.
+             */
+            languages: components["schemas"]["LibraryLanguage"][];
+            /**
+             * Undetected
+             * @description Ready documents whose language could not be told.
+             */
+            undetected: number;
+            /**
+             * Hint
+             * @description What to set when a language is not covered (or the coverage is unknown).
+             */
+            hint: string | null;
+        };
+        /** LibraryLanguage */
+        LibraryLanguage: {
+            /**
+             * Language
+             * @description The tag stored with each document: en, ja, zh-Hant …
+             */
+            language: string;
+            /**
+             * Name
+             * @description Its English name, e.g. Japanese.
+             */
+            name: string;
+            /** Documents */
+            documents: number;
+            /** Chunks */
+            chunks: number;
+            /**
+             * Covered
+             * @description Whether the embedder covers it (null: the embedder's languages are unknown).
+             */
+            covered: boolean | null;
         };
         /** LoginOut */
         LoginOut: {
@@ -1229,6 +1322,12 @@ export interface components {
              * @default []
              */
             kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
+            /**
+             * Languages
+             * @description Document languages to search (empty: all)
+             * @default []
+             */
+            languages: string[];
             /**
              * Rerank
              * @description Rerank with the cross-encoder if installed.
@@ -1954,6 +2053,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    languages_api_library_languages_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LanguagesOut"];
                 };
             };
             /** @description Unprocessable Entity */

@@ -75,6 +75,7 @@ export const useChatStore = defineStore('chat', () => {
     hyde_mode: null,
     document_ids: [],
     kinds: [],
+    languages: [],
     rerank: true,
     llm: true,
   })

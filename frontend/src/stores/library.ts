@@ -1,15 +1,19 @@
-// The library: documents, refreshed while any of them is still being ingested.
+// The library: documents, refreshed while any of them is still being ingested, and the
+// languages they are written in.
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
 
 import { messageOf } from '@/api/client'
 import * as api from '@/api/documents'
 import type { Document } from '@/api/documents'
+import { getLanguages, type LibraryLanguage } from '@/api/languages'
 
 export const useLibraryStore = defineStore('library', () => {
   const documents = ref<Document[]>([])
   const loaded = ref(false)
   const error = ref<string | null>(null)
+  /** The detected languages (GET /api/library/languages); empty until loaded or on failure. */
+  const languages = ref<LibraryLanguage[]>([])
 
   const busy = computed(() =>
     documents.value.some((d) => d.status === 'queued' || d.status === 'processing'),
@@ -24,6 +28,15 @@ export const useLibraryStore = defineStore('library', () => {
       error.value = messageOf(err)
     } finally {
       loaded.value = true
+    }
+  }
+
+  async function loadLanguages(): Promise<void> {
+    try {
+      languages.value = (await getLanguages()).languages
+    } catch {
+      // Only the search filter uses these: without them it is simply not offered.
+      languages.value = []
     }
   }
 
@@ -42,5 +55,16 @@ export const useLibraryStore = defineStore('library', () => {
     }
   }
 
-  return { documents, loaded, error, busy, ready, refresh, remove, reingest }
+  return {
+    documents,
+    loaded,
+    error,
+    languages,
+    busy,
+    ready,
+    refresh,
+    loadLanguages,
+    remove,
+    reingest,
+  }
 })

@@ -1,14 +1,24 @@
 import { mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nextTick } from 'vue'
 
-import { doc } from '@/__tests__/fixtures'
+import {
+  chatSse,
+  doc,
+  doneEvent,
+  fetchRoutes,
+  language,
+  localName,
+  startEvent,
+  streamResponse,
+} from '@/__tests__/fixtures'
 import { useChatStore } from '@/stores/chat'
 import { useLibraryStore } from '@/stores/library'
 import ChatOptions from '../ChatOptions.vue'
 
 beforeEach(() => setActivePinia(createPinia()))
+afterEach(() => vi.unstubAllGlobals())
 
 describe('ChatOptions', () => {
   it('says who will answer: the LLM, or the extractive mode', async () => {
@@ -57,5 +67,54 @@ describe('ChatOptions', () => {
       document_ids: [3],
     })
     expect(w.get('summary').text()).toContain('2 filters')
+  })
+
+  it('offers a language filter only when the library holds more than one language', async () => {
+    const library = useLibraryStore()
+    library.languages = [language('en')]
+    const w = mount(ChatOptions)
+    expect(w.find('[data-testid="language-filter"]').exists()).toBe(false)
+    library.languages = [
+      language('en', { documents: 4 }),
+      language('ja', { name: 'Japanese', covered: false }),
+    ]
+    await nextTick()
+    const labels = w.findAll('[data-testid="language-filter"] label')
+    expect(labels.map((l) => l.text())).toEqual([
+      `${localName('en')} (4)`,
+      `${localName('ja')} (1)`,
+    ])
+    expect(labels[1]!.attributes('title')).toBe('ja')
+  })
+
+  it('sends the chosen languages in the chat request body, beside the kinds', async () => {
+    const bodies: unknown[] = []
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'POST /api/chat': async (request) => {
+          bodies.push(await request.json())
+          return streamResponse([chatSse([startEvent(), doneEvent()])])
+        },
+        'GET /api/conversations': () => new Response('{"conversations": []}'),
+      }),
+    )
+    const chat = useChatStore()
+    useLibraryStore().languages = [language('en'), language('fr'), language('zh-Hant')]
+    const w = mount(ChatOptions)
+    const box = (tag: string) => w.get(`[data-testid="language-filter"] input[value="${tag}"]`)
+    await box('fr').setValue(true)
+    await box('zh-Hant').setValue(true)
+    await box('fr').setValue(false)
+    await box('en').setValue(true)
+    expect(w.get('summary').text()).toContain('2 filters')
+    await chat.ask('Où est la marée ?')
+    expect(bodies).toEqual([
+      expect.objectContaining({
+        kinds: [],
+        languages: ['zh-Hant', 'en'],
+        message: 'Où est la marée ?',
+      }),
+    ])
   })
 })

@@ -35,6 +35,7 @@ describe('chat store', () => {
         hyde_mode: null,
         document_ids: [],
         kinds: [],
+        languages: [],
         llm: true,
         rerank: true,
       })
@@ -101,6 +102,7 @@ describe('chat store', () => {
       hyde_mode: 'off',
       document_ids: [3],
       kinds: ['pdf'],
+      languages: ['ja', 'zh-Hans'],
       llm: false,
     })
     await chat.ask('list every treaty')
@@ -111,6 +113,7 @@ describe('chat store', () => {
       hyde_mode: 'off',
       document_ids: [3],
       kinds: ['pdf'],
+      languages: ['ja', 'zh-Hans'],
       rerank: true,
       llm: false,
     })

@@ -1,7 +1,15 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 
-import { doc, fetchRoutes, json, offline } from '@/__tests__/fixtures'
+import {
+  doc,
+  errorJson,
+  fetchRoutes,
+  json,
+  language,
+  languagesOut,
+  offline,
+} from '@/__tests__/fixtures'
 import { useLibraryStore } from '../library'
 
 beforeEach(() => setActivePinia(createPinia()))
@@ -45,5 +53,25 @@ describe('library store', () => {
     await lib.refresh()
     expect(lib.error).toBe('the server could not be reached')
     expect(lib.loaded).toBe(true)
+  })
+
+  it('loads the languages for the search filter; none when the request fails', async () => {
+    const langs = [language('en'), language('ja', { covered: false })]
+    let fail = false
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/library/languages': () =>
+          fail
+            ? errorJson(404, 'not_found', 'Not Found')
+            : json(languagesOut({ languages: langs })),
+      }),
+    )
+    const lib = useLibraryStore()
+    await lib.loadLanguages()
+    expect(lib.languages.map((l) => l.language)).toEqual(['en', 'ja'])
+    fail = true
+    await lib.loadLanguages()
+    expect(lib.languages).toEqual([])
   })
 })
