@@ -39,6 +39,10 @@ wait_for() {
 .venv/bin/quire serve --port "$api_port" & pids+=($!)
 wait_for "http://127.0.0.1:$api_port/api/health"
 .venv/bin/quire worker & pids+=($!)
+# Watched folders (QUIRE_WATCH_DIRS): `quire watch` keeps them in step, beside the worker.
+if [ -n "${QUIRE_WATCH_DIRS:-}" ]; then
+    .venv/bin/quire watch & pids+=($!)
+fi
 max_mb=${QUIRE_MAX_UPLOAD_MB:-200}
 nginx/run.sh "$QUIRE_DATA_DIR/nginx" "$web" "127.0.0.1:$api_port" frontend/dist "$((max_mb + 50))m" & pids+=($!)
 wait_for "http://$web/api/health"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import bibtexparser
 import pytest
 
 from tests.conftest import DOCS
@@ -104,3 +106,22 @@ def test_ask_with_an_llm_streams_its_answer(library: Path) -> None:
     answer, _, sources = r.stdout.partition("\nSources\n")
     assert "Source 1 says something relevant [1]." in answer
     assert sources.startswith("[1] Alice")
+
+
+def test_ask_format_prints_the_answer_then_its_export(library: Path) -> None:
+    question = "What did the Rabbit take out of its waistcoat-pocket?"
+    md = quire(library, "ask", question, "--format", "markdown", QUIRE_LLM_BACKENDS="none")
+    assert md.returncode == 0, md.stderr
+    answer, _, references = md.stdout.partition("\n## References\n")
+    assert answer.startswith("*Extractive answer:") and "\nSources\n" not in md.stdout
+    cited = set(re.findall(r"\[(\d+)\]", answer))
+    listed = set(re.findall(r"^- \[(\d+)\] Lewis Carroll\. \*Alice", references, re.M))
+    assert cited and cited == listed
+    bib = quire(library, "ask", question, "--format", "bibtex", QUIRE_LLM_BACKENDS="none")
+    assert bib.returncode == 0, bib.stderr
+    answer, _, entries = bib.stdout.partition("\n@book{")
+    assert answer.startswith("*Extractive answer:") and "[1]" in answer
+    library_ = bibtexparser.parse_string("@book{" + entries)
+    assert not library_.failed_blocks and library_.entries[0]["author"] == "Carroll, Lewis"
+    both = quire(library, "ask", question, "--format", "csl", "--json")
+    assert both.returncode == 2 and "cannot be combined" in both.stderr

@@ -16,6 +16,7 @@ from quire.api.limits import BodySizeLimit
 from quire.api.routes import (
     chat,
     documents,
+    exports,
     health,
     jobs,
     library,
@@ -64,7 +65,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     install_access_control(app, settings)  # outside the body limit: no token, no body read
-    for module in (documents, library, jobs, search, chat, openai_compat, health, perplexity):
+    for module in (
+        documents,
+        library,
+        jobs,
+        search,
+        chat,
+        exports,
+        openai_compat,
+        health,
+        perplexity,
+    ):
         # Malformed requests get the one error shape (api/errors.py), not FastAPI's own.
         app.include_router(module.router, responses=error_responses(422))
     app.router.routes.append(mcp_http.route(settings))  # MCP over Streamable HTTP (docs/mcp.md)

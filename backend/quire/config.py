@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -260,6 +261,31 @@ class Settings(BaseSettings):
         default="",
         description="Comma-separated URL prefixes MCP ingest may download from (empty: none).",
     )
+    watch_dirs: str = Field(
+        default="",
+        description="Folders `quire watch` keeps in step with the library (comma- or "
+        "os.pathsep-separated; empty: none).",
+    )
+    watch_grace_days: float = Field(
+        default=30.0,
+        ge=0,
+        description="How long a document whose file left its watched folder is kept (hidden "
+        "from search) before it is deleted.",
+    )
+    watch_debounce_ms: int = Field(
+        default=1600, ge=50, description="Changes grouped over at most this long, in ms."
+    )
+    watch_stable_s: float = Field(
+        default=2.0,
+        ge=0,
+        description="A file is read once its size and mtime held still this long (not "
+        "half-written).",
+    )
+    watch_rescan_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="Full re-check of each watched folder at least this often, in seconds.",
+    )
 
     @field_validator("data_dir")
     @classmethod
@@ -361,6 +387,12 @@ class Settings(BaseSettings):
             for d in self.mcp_ingest_dirs.split(",")
             if d.strip()
         ]
+
+    @property
+    def watch_dir_list(self) -> list[Path]:
+        """``watch_dirs`` as absolute folders (commas or os.pathsep between them)."""
+        parts = self.watch_dirs.replace(os.pathsep, ",").split(",")
+        return [Path(d.strip()).expanduser().absolute() for d in parts if d.strip()]
 
     @property
     def mcp_ingest_url_list(self) -> list[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -154,3 +156,31 @@ def test_pages_file_delete_after_ingest(client: TestClient, settings: Settings) 
     assert health["chunks"] == 0 and health["vectors"]["count"] == 0
     assert not any(settings.files_dir.rglob("*.md"))
     worker.close()
+
+
+def test_a_scanned_page_serves_its_ocr_word_boxes(
+    client: TestClient, settings: Settings, tmp_path: Path
+) -> None:
+    # One page of the scan keeps it to one OCR run.
+    page1 = tmp_path / "grumman-p1.pdf"
+    scan = DOCS / "pdf" / "scan-grumman-175.pdf"
+    subprocess.run(["pdfseparate", "-f", "1", "-l", "1", str(scan), str(page1)], check=True)
+    doc_id = upload(client, ("grumman.pdf", page1.read_bytes())).json()["files"][0]["document_id"]
+    worker = Worker(settings)
+    worker.run(drain=True)
+    worker.close()
+    page = client.get(f"/api/documents/{doc_id}/pages/1").json()
+    assert page["source"] == "ocr"
+    boxes = page["metadata"]["ocr_words"]
+    assert {k: boxes[k] for k in ("width", "height", "unit")} == {
+        "width": 612.0,
+        "height": 792.0,
+        "unit": "pt",
+    }
+    assert [w[4] for w in boxes["words"]] == page["text"].split()
+    # Only the page carries the word list: not the document, its page list or a search hit.
+    assert "ocr_words" not in client.get(f"/api/documents/{doc_id}").text
+    assert "ocr_words" not in client.get(f"/api/documents/{doc_id}/pages").text
+    hits = client.post("/api/search", json={"query": "accessory kit"})
+    assert hits.status_code == 200 and hits.json()["hits"], hits.text
+    assert "ocr_words" not in hits.text

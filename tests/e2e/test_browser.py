@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Dialog, FloatRect, Page, expect, sync_playwright
 
 from tests.conftest import DOCS
 from tests.e2e.browser_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, built_spa
@@ -207,6 +209,10 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     expect(pg).to_have_url(re.compile(rf"/library/{doc_id}/pages/{page_no}\?chunk=\d+"))
     expect(pg.locator("h1")).to_have_text(cited_title)
     expect(pg.locator("nav.crumbs")).to_contain_text(re.compile(rf"(Page|Section|Turn) {page_no}$"))
+    # A PDF opens on the rendered page with the passage marked on it; the text is a click away.
+    expect(pg.get_by_test_id("pdf-page")).to_have_attribute("data-state", "ready")
+    expect(pg.locator(".textLayer mark.pdf-hl").first).to_be_in_viewport()
+    pg.get_by_role("button", name="Extracted text").click()
     passage = pg.locator("mark.passage").first
     expect(passage).to_be_visible()
     expect(passage).to_be_in_viewport()
@@ -339,3 +345,170 @@ def test_a_server_with_an_api_token(browser: Browser, tmp_path: Path) -> None:
         original.wait_for_url(re.compile(r"^blob:"))
         expect(original.locator("body")).to_contain_text("The tide at Brest rose 7.4 metres")
         ctx.close()
+
+
+SCAN = DOCS / "pdf" / "scan-grumman-175.pdf"  # 2 scanned pages, OCR'd at ingest
+
+Box = FloatRect
+
+
+def loose(text: str) -> str:
+    """Letters and digits only, accents off, lower case: as the viewer's loose matching."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if c.isalnum()).lower()
+
+
+def overlap(a: Box, b: Box) -> float:
+    """The share of box a's area that lies inside box b."""
+    w = min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"])
+    h = min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"])
+    return max(0.0, w) * max(0.0, h) / max(a["width"] * a["height"], 1e-9)
+
+
+def upload_ready(stack: Stack, path: Path, timeout_s: float = INGEST_S) -> int:
+    """Upload through nginx (or find the document already there) and wait until it is ready."""
+    with path.open("rb") as f:
+        r = httpx.post(
+            f"{stack.web}/api/documents",
+            files={"files": (path.name, f, "application/pdf")},
+            timeout=60,
+        )
+    r.raise_for_status()
+    doc_id = int(r.json()["files"][0]["document_id"])
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = httpx.get(f"{stack.web}/api/documents/{doc_id}", timeout=10).json()["status"]
+        assert status != "failed", f"{path.name} failed to ingest"
+        if status == "ready":
+            return doc_id
+        time.sleep(0.5)
+    raise AssertionError(f"{path.name} was not ready in {timeout_s:.0f} s")
+
+
+def a_sentence(text: str, lo: int = 60, hi: int = 260, *, prose: bool = False) -> str:
+    """A whole sentence of a chunk, as an extractive answer quotes one: the one over most
+    lines, or (``prose``) the one most like running text, not a table's cells."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.;:!?])\s+", text)]
+    fits = [s for s in sentences if lo <= len(s) <= hi and len(loose(s)) >= lo * 0.7]
+    assert fits, text
+    if prose:
+        return max(fits, key=lambda s: sum(c.islower() for c in s) / len(s))
+    return max(fits, key=lambda s: (s.count("\n"), len(s)))
+
+
+def test_pdf_page_rendered_with_the_quote_highlighted(page: Page, stack: Stack) -> None:
+    """pdf.js draws the cited page; the quote is marked inside the text-layer spans of its
+    words (box geometry), scrolled into view; the worker comes from our origin as JavaScript."""
+    pg = page
+    doc_id = upload_ready(stack, PDF)
+    page_no = 3
+    served = httpx.get(f"{stack.web}/api/documents/{doc_id}/pages/{page_no}", timeout=10).json()
+    chunk = max(served["chunks"], key=lambda c: len(c["text"]))
+    quote = a_sentence(chunk["text"])
+    pg.goto(
+        f"/library/{doc_id}/pages/{page_no}?" + urlencode({"chunk": chunk["id"], "quote": quote})
+    )
+    pdf_page = pg.get_by_test_id("pdf-page")
+    expect(pdf_page).to_have_attribute("data-state", "ready", timeout=30_000)
+    expect(pdf_page).to_have_attribute("data-match", "text")
+    expect(pg.get_by_test_id("not-found")).to_have_count(0)
+
+    canvas = pdf_page.locator("canvas").bounding_box()
+    assert canvas and canvas["width"] > 500 and canvas["height"] > 600, canvas
+    marks = pg.locator(".textLayer mark.pdf-hl.quote")
+    assert marks.count() >= 1
+    expect(marks.first).to_be_in_viewport()
+    quote_loose = loose(quote)
+    marked = ""
+    for i in range(marks.count()):
+        mark = marks.nth(i)
+        box = mark.bounding_box()
+        span = mark.locator("xpath=..")
+        span_box = span.bounding_box()
+        assert box and span_box and box["width"] > 1 and box["height"] > 4, (box, span_box)
+        # On the span that holds the quoted word, and on the rendered page.
+        assert overlap(box, span_box) > 0.5, (mark.inner_text(), box, span_box)
+        assert overlap(box, canvas) > 0.99, (box, canvas)
+        text = mark.evaluate("m => m.textContent")
+        assert loose(text) in quote_loose, text
+        marked += text
+    # Every word of the quote is marked, and nothing else.
+    assert loose(marked) == quote_loose, (marked, quote)
+    # Every text-layer span made only of the quote's words (its middle lines) carries a mark.
+    spans = pg.locator(".textLayer span[role=presentation]")
+    covered = 0
+    for i in range(spans.count()):
+        span = spans.nth(i)
+        own = loose(span.evaluate("s => s.textContent"))
+        if len(own) >= 12 and own in quote_loose:
+            span_box = span.bounding_box()
+            boxes = [b for b in (m.bounding_box() for m in span.locator("mark.quote").all()) if b]
+            assert span_box and any(overlap(b, span_box) > 0.5 for b in boxes), own
+            covered += 1
+    assert covered >= 1
+    # pdf.js's glyph-measuring canvas on <body> stays hidden, as its own viewer's CSS keeps it.
+    expect(pg.locator("body > canvas.hiddenCanvasElement")).to_be_hidden()
+    shot(pg, "source-pdf-highlight", full=False)
+
+    # pdf.js's worker: a module from our own /assets/, served as JavaScript (not octet-stream).
+    workers = pg.evaluate(
+        "performance.getEntriesByType('resource').map(e => e.name)"
+        ".filter(n => n.includes('pdf.worker'))"
+    )
+    assert workers and all(w.startswith(stack.web + "/assets/") for w in workers), workers
+    r = httpx.get(workers[0], timeout=10)
+    assert r.headers["content-type"].startswith(("application/javascript", "text/javascript"))
+
+    # The text view stays a click away, with the same quote marked.
+    pg.get_by_role("button", name="Extracted text").click()
+    expect(pg.locator("mark.quote").first).to_be_visible()
+    expect(pdf_page).to_have_count(0)
+
+
+def test_scanned_page_highlighted_over_its_ocr_words(page: Page, stack: Stack) -> None:
+    """A scan has no text layer: the quote's OCR words (tesseract's boxes, in points from the
+    page's top-left) are drawn as boxes over the canvas."""
+    pg = page
+    doc_id = upload_ready(stack, SCAN, timeout_s=300)
+    served = httpx.get(f"{stack.web}/api/documents/{doc_id}/pages/1", timeout=10).json()
+    assert served["source"] == "ocr", served["source"]
+    ocr = served["metadata"].get("ocr_words")
+    assert ocr, "page metadata has no ocr_words (the OCR step keeps tesseract's word boxes)"
+    chunk = max(served["chunks"], key=lambda c: len(c["text"]))
+    quote = a_sentence(chunk["text"], lo=40, prose=True)
+    pg.goto(f"/library/{doc_id}/pages/1?" + urlencode({"chunk": chunk["id"], "quote": quote}))
+    pdf_page = pg.get_by_test_id("pdf-page")
+    expect(pdf_page).to_have_attribute("data-state", "ready", timeout=30_000)
+    expect(pdf_page).to_have_attribute("data-match", "ocr")
+
+    canvas = pdf_page.locator("canvas").bounding_box()
+    assert canvas, "no canvas"
+    sx, sy = canvas["width"] / ocr["width"], canvas["height"] / ocr["height"]
+    words = [
+        {
+            "text": w[4],
+            "box": FloatRect(
+                x=canvas["x"] + w[0] * sx,
+                y=canvas["y"] + w[1] * sy,
+                width=(w[2] - w[0]) * sx,
+                height=(w[3] - w[1]) * sy,
+            ),
+        }
+        for w in ocr["words"]
+    ]
+    boxes = pg.locator(".ocr-box.quote")
+    assert boxes.count() >= 3
+    expect(boxes.first).to_be_in_viewport()
+    quote_loose = loose(quote)
+    hit_words = ""
+    for i in range(boxes.count()):
+        box = boxes.nth(i).bounding_box()
+        assert box and overlap(box, canvas) > 0.99, (box, canvas)
+        under = [w for w in words if overlap(box, w["box"]) > 0.5]
+        assert under, box
+        # The box is over an OCR word of the quote.
+        assert any(loose(w["text"]) in quote_loose for w in under), (under, quote)
+        hit_words += "".join(w["text"] for w in under)
+    # Together the boxes cover the quoted sentence.
+    assert len(loose(hit_words)) >= 0.9 * len(quote_loose), (hit_words, quote)
+    shot(pg, "source-scan-highlight", full=False)

@@ -2,41 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sqlalchemy import text
 
 from quire.config import Settings
-from quire.embed.base import Vectors, l2_normalise
 from quire.ingest.bulk import Record, ingest_records
 from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
 from quire.storage import vectors
 from quire.storage.db import Database
-
-
-class CountingEmbedder:
-    """Deterministic vectors from a text hash; counts what it was asked to embed."""
-
-    name = "test:hash-8"
-    dim = 8
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        self.texts += list(texts)
-        rows = [
-            np.frombuffer(hashlib.sha256(t.encode()).digest()[:8], dtype=np.uint8) for t in texts
-        ]
-        return l2_normalise(np.asarray(rows, dtype=np.float32) + 1.0)
-
-    def close(self) -> None:
-        pass
+from tests.fakes.embedder import CountingEmbedder
 
 
 def _records(n: int = 12) -> list[Record]:

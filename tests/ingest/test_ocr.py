@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -39,7 +41,74 @@ def test_both_pages_of_a_scan_are_read_by_ocr(
     page1, page2 = (p.text for p in extracted.pages)
     assert "ACCESSORY KIT" in page1 and "Oversize Tire" in page1 and "GRUMMAN" in page1
     assert "Main Gear" in page2 and "Nose Gear" in page2 and "Service Manual" in page2
-    assert extracted.pages[0].meta == {"ocr_reason": "few_words"}
+    assert extracted.pages[0].meta.keys() == {"ocr_reason", "ocr_words"}
+    assert extracted.pages[0].meta["ocr_reason"] == "few_words"
+
+
+def test_ocr_words_are_the_page_text_in_reading_order(
+    scan: tuple[Extracted, list[tuple[str, float]]],
+) -> None:
+    extracted, _ = scan
+    for page in extracted.pages:
+        boxes = page.meta["ocr_words"]
+        assert (boxes["width"], boxes["height"], boxes["unit"]) == (612.0, 792.0, "pt")
+        assert [w[4] for w in boxes["words"]] == page.text.split()
+        for x0, y0, x1, y1, _ in boxes["words"]:
+            assert 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792
+
+
+def _dark_fraction(pgm: bytes, boxes: list[tuple[float, float, float, float]]) -> float:
+    header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+\d+\s", pgm)
+    assert header is not None
+    width, height = int(header[1]), int(header[2])
+    pixels = pgm[header.end() :]
+    dark = total = 0
+    for x0, y0, x1, y1 in boxes:
+        for y in range(max(0, int(y0)), min(height, int(y1) + 1)):
+            row = pixels[y * width + max(0, int(x0)) : y * width + min(width, int(x1) + 1)]
+            dark += sum(v < 128 for v in row)
+            total += len(row)
+    return dark / max(total, 1)
+
+
+def test_ocr_word_boxes_lie_on_the_printed_words(
+    scan: tuple[Extracted, list[tuple[str, float]]], tmp_path: Path
+) -> None:
+    # At 72 dpi one pixel is one point: the boxes must cover ink there, independently of the
+    # 200 dpi image tesseract read. Upside down, in pixels or a line off, they cover paper.
+    extracted, _ = scan
+    cmd = ["pdftoppm", "-f", "1", "-l", "1", "-r", "72", "-gray", "-singlefile"]
+    subprocess.run([*cmd, str(SCAN), str(tmp_path / "page")], check=True)
+    pgm = (tmp_path / "page.pgm").read_bytes()
+    words = [w for w in extracted.pages[0].meta["ocr_words"]["words"] if len(w[4]) >= 3]
+    boxes = [(x0, y0, x1, y1) for x0, y0, x1, y1, _ in words]
+    inside = _dark_fraction(pgm, boxes)
+    assert inside > 2.5 * _dark_fraction(pgm, [(0, 0, 612, 792)])
+    assert inside > 1.5 * _dark_fraction(pgm, [(a, 792 - d, c, 792 - b) for a, b, c, d in boxes])
+    assert inside > 1.5 * _dark_fraction(pgm, [(a, b + 12, c, d + 12) for a, b, c, d in boxes])
+    scale = 200 / 72
+    assert inside > 1.5 * _dark_fraction(pgm, [tuple(v * scale for v in b) for b in boxes])
+    accessory = next(w for w in words if w[4] == "ACCESSORY")
+    assert _dark_fraction(pgm, [tuple(accessory[:4])]) > 0.15
+
+
+def test_ocr_word_boxes_drop_empty_and_unconfident_rows() -> None:
+    rows = [
+        "level page_num block_num par_num line_num word_num left top width height conf text",
+        "1 1 0 0 0 0 0 0 1700 2200 -1 _",
+        "5 1 1 1 1 1 100 200 50 30 96.5 Kit",
+        "5 1 1 1 1 2 160 200 40 30 -1 ghost",
+        "5 1 1 1 1 3 210 200 40 30 90 _",
+    ]
+    # Tesseract separates the columns with tabs; "_" stands for an empty word here.
+    tsv = "\n".join(row.replace(" ", "\t").replace("_", " ") for row in rows)
+    boxes = ocr.word_boxes(tsv, width_px=1700, height_px=2200, dpi=200)
+    assert boxes == {
+        "width": 612.0,
+        "height": 792.0,
+        "unit": "pt",
+        "words": [[36.0, 72.0, 54.0, 82.8, "Kit"]],
+    }
 
 
 def test_ocr_progress_is_reported_per_page(scan: tuple[Extracted, list[tuple[str, float]]]) -> None:

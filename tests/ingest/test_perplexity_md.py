@@ -5,9 +5,13 @@ from pathlib import Path
 import pytest
 
 from quire.config import Settings
+from quire.ingest.chunking import chunk_pages
 from quire.ingest.extract import extract_file
 from quire.ingest.perplexity_md import parse_perplexity_markdown, shorten
 from quire.ingest.types import Extracted
+from quire.perplexity.render import ThreadInfo, render_markdown
+from quire.storage.records import Page
+from quire.storage.web_sources import web_sources
 
 # CI clones the repo next to shared/: always resolve it as <repo>/../shared.
 DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
@@ -240,3 +244,153 @@ def test_footnote_definition_that_is_a_title_or_link() -> None:
 def test_shorten() -> None:
     assert shorten("  short\n question ") == "short question"
     assert shorten("word " * 100, 30) == "word word word word word word…"
+
+
+# Sections and web sources per passage (issue 13, item 4), on the real exports.
+def _chunks(page: Page) -> list[tuple[str, list[int], str]]:
+    """(heading path, cited web source numbers, text) of each chunk of a turn."""
+    return [
+        (c.heading_path, [w.n for w in web_sources(page.meta, page.text, c.text)], c.text)
+        for c in chunk_pages([page])
+    ]
+
+
+def test_sections_of_an_answer_become_heading_paths(pnw: Extracted) -> None:
+    q = "Compare population size and land area of the PNW states"
+    paths = [path for path, _, _ in _chunks(pnw.pages[0])]
+    assert paths == [q, f"{q} > Population and area", f"{q} > Takeaways"]
+    chunk = _chunks(pnw.pages[0])[1][2]
+    assert chunk.startswith("## Population and area") and "Idaho | 1,839,106" in chunk
+    # Every turn: the question alone above its first heading, "question > heading" under it.
+    turn3 = _chunks(pnw.pages[2])
+    assert [p for p, _, _ in turn3][1:] == [
+        "contrast and compare figs and Newton > Quick contrast",
+        "contrast and compare figs and Newton > Similarity",
+    ]
+
+
+def test_subsections_and_a_heading_without_text_of_its_own() -> None:
+    path = DOCS / "perplexity" / "Langflow on SURF Research Cloud Ubuntu VM.md"
+    [page] = extract_file(path, Settings()).pages
+    q = "Langflow on SURF Research Cloud Ubuntu VM"
+    paths = list(dict.fromkeys(p for p, _, _ in _chunks(page)))
+    assert paths == [
+        q,
+        f"{q} > Prerequisites",
+        # "## Setup Scripts" has no text before "### get-files.sh": one section, not a sliver.
+        f"{q} > Setup Scripts > get-files.sh",
+        f"{q} > Setup Scripts > create-langflow.sh",
+        f"{q} > Docker Files > Dockerfile",
+        f"{q} > docker-compose.yaml",
+        f"{q} > Usage",
+        f"{q} > Customization & Troubleshooting",  # the export's "\&" unescaped
+    ]
+    # The `#` comments inside its shell and YAML blocks are no headings.
+    assert not any("Step" in p or "#" in p for p in paths)
+    # Its footnotes name attached files, not web pages: markers, but no web sources.
+    assert page.meta["cites"] and page.meta["sources"] == []
+    assert all(cited == [] for _, cited, _ in _chunks(page))
+
+
+def test_a_passage_carries_the_web_sources_its_markers_cite(pnw: Extracted) -> None:
+    turn4 = pnw.pages[3]
+    urls = turn4.meta["urls"]
+    [(path, cited, text)] = [c for c in _chunks(turn4) if c[0].endswith("> Simple version")]
+    assert "[4]" in text and "[7]" in text and cited == [4, 7]
+    found = web_sources(turn4.meta, turn4.text, text)
+    assert [(w.n, w.url) for w in found] == [(4, urls[3]), (7, urls[6])]
+    assert all(w.title is None for w in found)  # the built-in export gives bare URLs
+    # The table rows of turn 1 cite [1]–[6], each the turn's own URL of that number.
+    [(_, cited, _)] = [c for c in _chunks(pnw.pages[0]) if c[0].endswith("> Population and area")]
+    assert cited == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_passage_without_markers_carries_no_web_sources(pnw: Extracted) -> None:
+    [(_, cited, text)] = [c for c in _chunks(pnw.pages[0]) if c[0].endswith("> Takeaways")]
+    assert "[" not in text and cited == []
+    # The thread's hidden list of uncited sources ([^1_7] … [^1_30]) cites nothing.
+    assert {n for _, c, _ in _chunks(pnw.pages[0]) for n in c} == {1, 2, 3, 4, 5, 6}
+
+
+def test_one_turn_export_with_unprefixed_footnotes() -> None:
+    [page] = extract_file(DOCS / "perplexity" / "Epoch AI Models Dataset.md", Settings()).pages
+    assert "[^" not in page.text and "[1][3]" in page.text
+    assert page.meta["urls"][0] == "https://epoch.ai/data/ai-models"
+    assert len(page.meta["sources"]) == 11
+    chunks = _chunks(page)
+    assert chunks[0][1] == [1, 3]
+    quickstart = next(c for c in chunks if c[0].endswith("> Quickstart"))
+    assert quickstart[1] == []  # its python has `df['frontier']`, and no marker
+    assert chunks[-1][0] == "Epoch AI Models Dataset > Citation & License"
+
+
+def test_markers_beyond_the_list_and_inside_code_are_ignored() -> None:
+    text = (DOCS / "perplexity" / "pnw-states-multiturn.md").read_text()
+    # Turn 2 lists 8 sources: cite a 42nd one, and put a footnote-looking index in code.
+    text = text.replace("debate blunder, which", "debate blunder[^2_42], which", 1)
+    text = text.replace("## Note\n", "## Note\n\nIn code: `items[3]`.\n", 1)
+    turn2 = parse_perplexity_markdown(text).pages[1]
+    assert "blunder[42]" in turn2.text and "`items[3]`" in turn2.text
+    assert sorted({n for _, n in turn2.meta["cites"]}) == [1, 2, 42]
+    assert {n for _, c, _ in _chunks(turn2) for n in c} == {1, 2}  # [42] has no source
+
+
+def test_exporter_sources_keep_their_numbers_and_titles() -> None:
+    [one, two, three] = parse_perplexity_markdown(EXPORTER).pages
+    assert one.meta["sources"] == [
+        {"n": 1, "url": "https://tokio.rs/tokio/tutorial", "title": "Tokio tutorial"},
+        {"n": 2, "url": "https://areweasyncyet.rs/", "title": "Are we async yet?"},
+    ]
+    q = "which async runtime should I use in rust?"
+    chunks = _chunks(one)
+    assert [p for p, _, _ in chunks] == [
+        q,
+        f"{q} > Why Tokio",
+        f"{q} > Comparison",
+        f"{q} > A setext heading in the answer",  # and not the `## ` inside the code block
+    ]
+    assert [c for _, c, _ in chunks] == [[1], [2], [], []]
+    # Bare URLs are numbered by their place in the list.
+    assert [(s["n"], s["title"]) for s in two.meta["sources"]] == [(1, None), (2, None)]
+    assert [w.url for w in web_sources(two.meta, two.text, two.text)] == [
+        "https://github.com/async-rs/async-std"
+    ]
+    assert three.meta["cites"] == [] and "headings" not in three.meta
+
+
+def test_sync_export_renders_to_the_same_citations() -> None:
+    """A synced thread is rendered (perplexity/render.py) and read back by this parser: its
+    Sources numbers are the answer's [N]."""
+    entry = {
+        "query_str": "what is tokio?",
+        "blocks": [
+            {
+                "intended_usage": "ask_text",
+                "markdown_block": {
+                    "answer": "Tokio is a runtime.[2]\n\n## Why\n\nSpeed and ecosystem.[1][9]"
+                },
+            },
+            {
+                "intended_usage": "sources_answer_mode",
+                "sources_mode_block": {
+                    "rows": [
+                        {
+                            "web_result": {"name": "Tokio", "url": "https://tokio.rs/"},
+                            "citation": 1,
+                        },
+                        {
+                            "web_result": {"name": "Docs [rs]", "url": "https://docs.rs/tokio"},
+                            "citation": 2,
+                        },
+                    ]
+                },
+            },
+        ],
+    }
+    info = ThreadInfo("u1", "tokio-abc", "Tokio", None, "2025-01-01")
+    md = render_markdown(info, [entry], "https://www.perplexity.ai/search/tokio-abc")
+    [page] = parse_perplexity_markdown(md).pages
+    chunks = _chunks(page)
+    assert [p for p, _, _ in chunks] == ["what is tokio?", "what is tokio? > Why"]
+    found = [web_sources(page.meta, page.text, t) for _, _, t in chunks]
+    assert [[(w.n, w.title) for w in f] for f in found] == [[(2, "Docs [rs]")], [(1, "Tokio")]]

@@ -98,6 +98,9 @@ class PageOut(BaseModel):
     document_id: int
     page: int
     page_count: int
+    page_label: str | None = Field(
+        default=None, description="The printed page label (PDF /PageLabels), when it differs."
+    )
     heading_path: str
     text: str
     source: str
@@ -107,6 +110,9 @@ class PageOut(BaseModel):
 
 class PageBrief(BaseModel):
     page: int
+    page_label: str | None = Field(
+        default=None, description="The printed page label (PDF /PageLabels), when it differs."
+    )
     heading_path: str
     chars: int
     source: str

@@ -5,6 +5,7 @@ chat.py      ask, repl                       evaluate.py  eval
 serve.py     serve                           doctor.py    doctor
 backup.py    backup, restore                 perplexity.py  perplexity login|sync|…
 models.py    models status|pull          mcp.py       mcp
+watch.py     watch                           imports.py   import chatgpt|claude
 common.py    consoles, settings, errors, running ingest jobs with progress
 """
 
@@ -17,12 +18,14 @@ from quire.cli.backup import backup, restore
 from quire.cli.chat import ask, repl
 from quire.cli.doctor import doctor
 from quire.cli.evaluate import evaluate
+from quire.cli.imports import import_group
 from quire.cli.library import docs, ingest, rm, worker
 from quire.cli.mcp import mcp
 from quire.cli.models import models_group
 from quire.cli.perplexity import perplexity_group
 from quire.cli.search import search
 from quire.cli.serve import serve
+from quire.cli.watch import watch
 
 
 @click.group()
@@ -47,5 +50,7 @@ for command in (
     restore,
     mcp,
     models_group,
+    watch,
+    import_group,
 ):
     main.add_command(command)

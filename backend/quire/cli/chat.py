@@ -29,6 +29,7 @@ from quire.retrieval.options import HYDE_MODES, STRATEGIES, RetrievalOptions, St
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
 from quire.storage.records import Kind, place
+from quire.storage.web_sources import describe
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.engine import ChatEngine
 from quire.synthesis.events import (
@@ -42,6 +43,7 @@ from quire.synthesis.events import (
     TokenEvent,
     VerifyEvent,
 )
+from quire.synthesis.export import FORMATS, ExportFormat, load_answer, render
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -86,13 +88,23 @@ class Turn:
 
 
 def source_line(s: Source) -> str:
-    where = place(s.kind, s.page)
+    where = place(s.kind, s.page, s.page_label)
     head = f" — {s.heading_path}" if s.heading_path else ""
-    return f"[{s.n}] {s.title} ({s.kind}, {where}){head}"
+    # A Perplexity passage's own web sources, under it.
+    cited = "".join(f"\n    web {describe(w)}" for w in s.web_sources)
+    return f"[{s.n}] {s.title} ({s.kind}, {where}){head}{cited}"
 
 
-async def run_one(engine: ChatEngine, request: ChatRequest, *, as_json: bool) -> Turn:
-    """Ask one question, printing as it streams; returns what the turn produced."""
+async def run_one(
+    engine: ChatEngine,
+    request: ChatRequest,
+    *,
+    as_json: bool,
+    stream: bool = True,
+    sources: bool = True,
+) -> Turn:
+    """Ask one question, printing as it streams (unless not ``stream``), then its sources
+    (unless not ``sources``); returns what the turn produced."""
     prepared = await asyncio.to_thread(engine.prepare, request)
     turn = Turn()
     streamed = False
@@ -113,7 +125,7 @@ async def run_one(engine: ChatEngine, request: ChatRequest, *, as_json: bool) ->
                 err.print(f"[dim]{event.stage} {event.done}/{event.total}[/dim]")
             case SourcesEvent():
                 turn.sources = event.sources
-            case TokenEvent() if not as_json:
+            case TokenEvent() if not as_json and stream:
                 sys.stdout.write(event.text)
                 sys.stdout.flush()
                 streamed = True
@@ -131,7 +143,7 @@ async def run_one(engine: ChatEngine, request: ChatRequest, *, as_json: bool) ->
         error(turn.error.error.message)
         return turn
     cited = set(turn.done.citations if turn.done else ())
-    if turn.sources:
+    if turn.sources and sources:
         out.print("\n[bold]Sources[/bold]")
         for s in turn.sources:
             out.print(escape(source_line(s)), style="" if s.n in cited else "dim")
@@ -179,20 +191,48 @@ def _asking(
 @click.command()
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="All events as JSON, after the answer.")
+@click.option(
+    "--format",
+    "export_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Instead of the sources list: markdown (the whole answer with its references), "
+    "bibtex or csl (the answer, then its cited documents).",
+)
 @chat_options
-def ask(question: str, as_json: bool, **flags: Any) -> None:
+def ask(question: str, as_json: bool, export_format: ExportFormat | None, **flags: Any) -> None:
     """Answer a question from your documents, streamed, then list the sources."""
     asking = _asking(**flags)
+    if as_json and export_format:
+        error("--json and --format cannot be combined")
+        sys.exit(2)
+    exported: list[str] = []
 
     async def main() -> Turn:
         async with Runtime.open(settings()) as rt:
-            return await run_one(rt.engine, asking.request(question, None), as_json=as_json)
+            turn = await run_one(
+                rt.engine,
+                asking.request(question, None),
+                as_json=as_json,
+                # The Markdown export holds the answer as stored: printed once, whole.
+                stream=export_format != "markdown",
+                sources=export_format is None,
+            )
+            if export_format and turn.done and turn.done.message_id is not None:
+                with rt.db.read() as conn:
+                    exported.append(render(load_answer(conn, turn.done.message_id), export_format))
+            return turn
 
     try:
         turn = asyncio.run(main())
     except QuireError as exc:
         error(exc.message)
         sys.exit(1)
+    if export_format and turn.error is None:
+        if not exported:
+            error("the answer was not stored, so it cannot be exported")
+            sys.exit(1)
+        click.echo(("" if export_format == "markdown" else "\n") + exported[0], nl=False)
     if as_json:
         result: dict[str, Any] = {
             "sources": [s.model_dump(mode="json") for s in turn.sources],

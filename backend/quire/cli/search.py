@@ -16,6 +16,7 @@ from quire.errors import QuireError
 from quire.retrieval.options import STRATEGIES, SearchOptions, Strategy
 from quire.runtime import Runtime
 from quire.storage.records import KINDS, Kind, place
+from quire.storage.web_sources import describe
 
 
 def kind_option() -> Callable[[FC], FC]:
@@ -93,12 +94,14 @@ def search(
     for notice in result.notices:
         err_console.print(f"[yellow]note[/yellow] {escape(notice)}")
     for n, hit in enumerate(result.hits, start=1):
-        where = place(hit.kind, hit.page)
+        where = place(hit.kind, hit.page, hit.page_label)
         head = f" — {hit.heading_path}" if hit.heading_path else ""
         legs = " ".join(f"{leg}#{rank}" for leg, rank in hit.ranks.items())
         rr = f" rerank {hit.rerank:.2f}" if hit.rerank is not None else ""
         console.print(f"[bold]{n}. {escape(hit.title)}[/bold] ({hit.kind}, {where}){escape(head)}")
         console.print(f"   [dim]{legs}{rr}[/dim]")
+        for web in hit.web_sources:
+            console.print(f"   web {escape(describe(web))}")
         console.print("   " + marked(hit.text, hit.highlights, 400))
     stages = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     console.print(f"[dim]{len(result.hits)} hits · {stages}[/dim]")

@@ -3,8 +3,10 @@
 The fast path next to the per-document worker: no child process per document, one short write
 transaction per batch of records, then one embedding pass over every chunk without a vector.
 Each record becomes one document with one page, ``title + "\\n\\n" + text``, whose heading path
-is the title. Idempotent: a record whose key is stored with the same content is skipped; a
-changed one is replaced by content hash, so only its changed chunks are embedded again.
+is the title; a record may instead bring its own pages (a conversation: one page per turn) and
+the text to store and hash (the conversation's JSON). Idempotent: a record whose key is stored
+with the same content is skipped; a changed one is replaced by content hash, so only its
+changed chunks are embedded again.
 
     stats = ingest_records(db, settings, embedder, [Record("doc-1", "A title", "Body …")])
 """
@@ -53,6 +55,11 @@ class Record:
     text: str
     kind: Kind = "text"
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Pages of their own instead of the single ``title + text`` page, with ``stored``: the
+    #: text kept as the document's file and hashed (a changed one is a new version).
+    pages: tuple[Page, ...] = ()
+    stored: str | None = None
+    filename: str | None = None
 
     def page_text(self) -> str:
         """The text of the record's single page: the title, a blank line, the body."""
@@ -105,12 +112,13 @@ def _store_batch(
     """Write one batch of records in one transaction; returns the ids to mark ready."""
     prepared = []
     for rec in batch:
-        body = rec.page_text()
-        if not body:
+        body = rec.page_text() if rec.stored is None else rec.stored
+        if not body or (rec.stored is not None and not rec.pages):
             stats.empty += 1
             log.warning("record %s has no text: skipped", rec.key)
             continue
-        prepared.append((rec, body, _sha(body), detect_language([body])))
+        texts = [p.text for p in rec.pages] or [body]
+        prepared.append((rec, body, _sha(body), detect_language(texts)))
     # Files first, outside the write lock; a file left by a crash is harmless (content-addressed).
     paths = {
         digest: _write_file(settings.files_dir, digest, rec.kind, body)
@@ -137,19 +145,19 @@ def _store_batch(
                 # uploads; the caller learns which document holds it.
                 stats.duplicates[rec.key] = owner["id"]
                 continue
-            page = Page(
-                number=1, text=body, heading_path=rec.title.strip(), source=_source(rec.kind)
-            )
+            pages = list(rec.pages) or [
+                Page(number=1, text=body, heading_path=rec.title.strip(), source=_source(rec.kind))
+            ]
             new_chunks = chunk_pages(
-                [page], size=settings.chunk_chars, overlap=settings.chunk_overlap
+                pages, size=settings.chunk_chars, overlap=settings.chunk_overlap
             )
             values: dict[str, Any] = {
                 "kind": rec.kind,
                 "title": rec.title.strip() or rec.key,
-                "filename": safe_filename(f"{rec.key}.txt"),
+                "filename": safe_filename(rec.filename or f"{rec.key}.txt"),
                 "sha256": digest,
                 "byte_size": len(body.encode("utf-8")),
-                "page_count": 1,
+                "page_count": len(pages),
                 "chunk_count": len(new_chunks),
                 "status": "processing",
                 "error": None,
@@ -177,7 +185,7 @@ def _store_batch(
                 "status": "processing",
                 "stored_path": str(paths[digest]),
             }
-            replaced = chunks.replace(conn, doc_id, [page], new_chunks)
+            replaced = chunks.replace(conn, doc_id, pages, new_chunks)
             stats.chunks_inserted += replaced.inserted
             stats.chunks_kept += replaced.kept
             stats.chunks_deleted += replaced.deleted
@@ -248,20 +256,24 @@ def _mark_ready(db: Database, ids: Sequence[int]) -> None:
 def ingest_records(
     db: Database,
     settings: Settings,
-    embedder: Embedder,
+    embedder: Embedder | None,
     records: Iterable[Record],
     *,
     progress: BulkProgress | None = None,
 ) -> BulkStats:
-    """Store, chunk and embed text records, skipping those already stored unchanged."""
+    """Store, chunk and embed text records, skipping those already stored unchanged.
+
+    Without an embedder the chunks are stored only (searchable by keyword at once); a
+    ``reembed`` job then embeds every chunk without a vector (the API's chat-export upload)."""
     stats = BulkStats()
     total = len(records) if isinstance(records, Sequence) else 0
-    with db.write() as conn:
-        vectors.delete_orphans(conn)
-        # A store of another model is dropped and recreated here; the pass below fills it.
-        rebuilding = vectors.ensure(conn, embedder.name, embedder.dim)
-    if rebuilding:
-        log.info("the vector store is rebuilt for %s during this import", embedder.name)
+    if embedder is not None:
+        with db.write() as conn:
+            vectors.delete_orphans(conn)
+            # A store of another model is dropped and recreated here; the pass below fills it.
+            rebuilding = vectors.ensure(conn, embedder.name, embedder.dim)
+        if rebuilding:
+            log.info("the vector store is rebuilt for %s during this import", embedder.name)
 
     t0 = time.monotonic()
     pending: list[int] = []
@@ -275,12 +287,13 @@ def ingest_records(
             progress("store", seen, max(total, seen))
     stats.timings_s["store"] = round(time.monotonic() - t0, 3)
 
-    t0 = time.monotonic()
-    stats.embedded = _embed_missing(db, embedder, settings.embed_batch, progress)
-    stats.timings_s["embed"] = round(time.monotonic() - t0, 3)
-    with db.write() as conn:
-        if vectors.missing_count(conn) == 0:
-            vectors.mark_ready(conn, embedder.name)
+    if embedder is not None:
+        t0 = time.monotonic()
+        stats.embedded = _embed_missing(db, embedder, settings.embed_batch, progress)
+        stats.timings_s["embed"] = round(time.monotonic() - t0, 3)
+        with db.write() as conn:
+            if vectors.missing_count(conn) == 0:
+                vectors.mark_ready(conn, embedder.name)
     _mark_ready(db, pending)
     log.info(
         "bulk ingest: %d added, %d updated, %d unchanged, %d resumed, %d duplicate, "

@@ -2,7 +2,9 @@
 
 Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), known binary
 signatures (rejected by name), zip containers (EPUB if it has the EPUB ``mimetype`` entry or
-``META-INF/container.xml``), then text: Perplexity markdown (either layout of DESIGN §7), other
+``META-INF/container.xml``; a ChatGPT or Claude data export if it holds ``conversations.json``),
+then text: a ChatGPT or Claude export (JSON whose head has ``"mapping"`` or
+``"chat_messages"``), Perplexity markdown (either layout of DESIGN §7), other
 markdown, plain text. Text must be UTF-8 or UTF-16 with a BOM; a file that is neither but looks
 like text (no NUL bytes, few control characters) is read in a legacy encoding: the Chinese,
 Japanese or Korean one (Shift_JIS, EUC-JP, EUC-KR, GB18030, Big5) that decodes it and gives
@@ -58,6 +60,10 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"%!PS", "a PostScript file"),
 )
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+#: The conversations of a ChatGPT or Claude export zip (sharded since 2026: ``-000``, ``-001``).
+EXPORT_ENTRY = re.compile(r"(?:^|/)conversations(?:-\d+)?\.json$")
+_CHATGPT_KEYS = (re.compile(r'"mapping"\s*:'), re.compile(r'"(?:create_time|current_node)"\s*:'))
+_CLAUDE_KEYS = (re.compile(r'"chat_messages"\s*:'), re.compile(r'"uuid"\s*:'))
 
 _BUILTIN_LOGO = re.compile(r"<img\b[^>]*(?:pplx|perplexity|class=[\"']logo[\"'])", re.IGNORECASE)
 _FOOTNOTE_DEF = re.compile(r"^\[\^\d+_\d+\]:", re.MULTILINE)
@@ -124,6 +130,18 @@ def decode_text(data: bytes) -> str:
         return data.decode(encoding, errors="replace")
 
 
+def chat_export_kind(sample: str) -> Kind | None:
+    """ "chatgpt" or "claude" when the head of a JSON text is one of their exports."""
+    head = sample.lstrip("\ufeff \t\r\n")
+    if not head.startswith(("[", "{")):
+        return None
+    if all(k.search(sample) for k in _CHATGPT_KEYS):
+        return "chatgpt"
+    if all(k.search(sample) for k in _CLAUDE_KEYS):
+        return "claude"
+    return None
+
+
 def _zip_kind(path: Path) -> Kind:
     try:
         with zipfile.ZipFile(path) as zf:
@@ -132,6 +150,15 @@ def _zip_kind(path: Path) -> Kind:
             # Only a small entry can be a mimetype; a huge one is not read into memory here.
             if "mimetype" in names and zf.getinfo("mimetype").file_size <= 256:
                 mimetype = zf.read("mimetype").strip()
+            export = sorted(n for n in names if EXPORT_ENTRY.search(n))
+            if export and not mimetype:
+                try:
+                    with zf.open(export[0]) as fh:  # the head only: never the whole entry
+                        first = fh.read(SAMPLE_BYTES).decode("utf-8", errors="replace")
+                except RuntimeError:  # an encrypted entry
+                    first = ""
+                if kind := chat_export_kind(first):
+                    return kind
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as exc:
         # A damaged EPUB still starts with its stored ``mimetype`` entry (the spec puts it
         # first, uncompressed); let the EPUB reader report it as corrupt.
@@ -228,6 +255,8 @@ def detect_kind(path: Path) -> Kind:
     stripped = text.lstrip().lower()
     if stripped.startswith(("<!doctype html", "<html", "<?xml")):
         raise UnsupportedFileType("Unsupported file type: an HTML/XML document")
+    if kind := chat_export_kind(text):
+        return kind
     if is_perplexity_builtin(text) or is_perplexity_exporter(text):
         return "perplexity"
     if looks_like_markdown(text):

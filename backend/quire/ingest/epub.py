@@ -90,6 +90,34 @@ def check_xml_safe(name: str, data: bytes) -> None:
             raise CorruptFile(f"unsafe XML: {name} declares entities") from None
 
 
+def check_zip_limits(
+    zf: zipfile.ZipFile, label: str, max_unpacked_bytes: int = MAX_UNPACKED_BYTES
+) -> list[zipfile.ZipInfo]:
+    """The archive's entries, once their count, names (no absolute paths, no ``..``), unpacked
+    size and compression ratios are checked (also for chat-export zips; ``label`` names the
+    archive in the errors)."""
+    infos = zf.infolist()
+    if len(infos) > MAX_ENTRIES:
+        raise ResourceLimit(f"{label} has {len(infos)} files; the limit is {MAX_ENTRIES}.")
+    total = 0
+    for info in infos:
+        if _unsafe_name(info.filename):
+            raise CorruptFile(f"Damaged {label}: unsafe path in archive: {info.filename!r}")
+        total += info.file_size
+        ratio = info.file_size / max(1, info.compress_size)
+        if info.file_size > RATIO_MIN_BYTES and ratio > MAX_RATIO:
+            raise ResourceLimit(
+                f"{label} entry {info.filename} expands {ratio:.0f}-fold (limit {MAX_RATIO}); "
+                "refusing a possible zip bomb."
+            )
+    if total > max_unpacked_bytes:
+        raise ResourceLimit(
+            f"{label} unpacks to {total // 2**20} MB; "
+            f"the limit is {max_unpacked_bytes // 2**20} MB (QUIRE_MAX_UNPACKED_MB)."
+        )
+    return infos
+
+
 def check_container(path: Path, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> None:
     """Validate the zip before parsing: names, sizes, ratios and XML safety."""
     try:
@@ -97,25 +125,7 @@ def check_container(path: Path, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) ->
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise CorruptFile(f"Damaged EPUB: not a readable zip archive ({exc})") from exc
     with zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_ENTRIES:
-            raise ResourceLimit(f"EPUB has {len(infos)} files; the limit is {MAX_ENTRIES}.")
-        total = 0
-        for info in infos:
-            if _unsafe_name(info.filename):
-                raise CorruptFile(f"Damaged EPUB: unsafe path in archive: {info.filename!r}")
-            total += info.file_size
-            ratio = info.file_size / max(1, info.compress_size)
-            if info.file_size > RATIO_MIN_BYTES and ratio > MAX_RATIO:
-                raise ResourceLimit(
-                    f"EPUB entry {info.filename} expands {ratio:.0f}-fold (limit {MAX_RATIO}); "
-                    "refusing a possible zip bomb."
-                )
-        if total > max_unpacked_bytes:
-            raise ResourceLimit(
-                f"EPUB unpacks to {total // 2**20} MB; "
-                f"the limit is {max_unpacked_bytes // 2**20} MB (QUIRE_MAX_UNPACKED_MB)."
-            )
+        infos = check_zip_limits(zf, "EPUB", max_unpacked_bytes)
         for info in infos:
             if info.is_dir() or not info.filename.lower().endswith(XML_SUFFIXES):
                 continue

@@ -8,12 +8,14 @@ import re
 from pathlib import Path
 
 from quire.config import Settings
+from quire.ingest.bibliographic import read_bibliographic
+from quire.ingest.chat_export import extract_conversation
 from quire.ingest.detect import decode_text, detect_kind
 from quire.ingest.epub import extract_epub
 from quire.ingest.markdown import first_line_title, parse_markdown, parse_text
 from quire.ingest.pdf import extract_pdf
 from quire.ingest.pdf_structure import apply_outline
-from quire.ingest.perplexity_md import parse_perplexity_markdown
+from quire.ingest.perplexity_md import parse_perplexity_markdown, with_structure
 from quire.ingest.text_clean import clean_page_text, strip_running_headers
 from quire.ingest.types import Extracted, Progress, no_progress
 from quire.storage.records import Page
@@ -67,6 +69,9 @@ def extract_file(path: Path, settings: Settings, progress: Progress = no_progres
             lambda fraction: progress("extract", fraction),
             max_unpacked_bytes=settings.max_unpacked_mb << 20,
         )
+    elif kind in ("chatgpt", "claude"):
+        # One stored conversation (quire import keeps each so); born digital, so not cleaned.
+        return extract_conversation(path, kind)
     else:
         text = decode_text(path.read_bytes())
         if kind == "perplexity":
@@ -79,6 +84,9 @@ def extract_file(path: Path, settings: Settings, progress: Progress = no_progres
     extracted.pages, first_line = _clean_pages(extracted.pages, pdf=kind == "pdf")
     # Sections start at offsets in the clean text, so the outline is applied after cleaning.
     extracted.pages = apply_outline(extracted.pages, extracted.outline)
+    if kind == "perplexity":  # the same for a turn's sections and footnote markers
+        extracted.pages = [with_structure(p) for p in extracted.pages]
+    extracted.metadata.update(read_bibliographic(path, kind, extracted.pages))
     if not extracted.title:
         extracted.title = first_line
     return extracted

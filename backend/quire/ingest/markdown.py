@@ -6,12 +6,15 @@ title directly followed by a subheading) yields no page. Text has no structure t
 it is cut into "pages" at paragraph boundaries. In both, a page holds at most about
 ``PAGE_CHARS`` characters (a long section becomes several pages with the same heading path),
 so a citation points at a passage a reader can find. YAML front matter is not content: its
-``title`` and ``author`` fields become the document's.
+``title`` and ``author`` fields become the document's, and all its fields the document's
+``front_matter`` metadata (block lists such as Obsidian's tags joined with commas). Obsidian's
+``[[wikilinks]]`` stay in the text as written.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from quire.ingest.chunking import split_text
 from quire.ingest.types import Extracted
@@ -46,6 +49,46 @@ def fenced_lines(lines: list[str]) -> list[bool]:
     return out
 
 
+def _heading(lines: list[str], i: int) -> tuple[int, str, int]:
+    """The level and title of the heading at line ``i`` (level 0: none), and how many lines
+    it takes (2 for a setext heading). The caller skips fenced lines."""
+    line = lines[i]
+    atx = _ATX.match(line)
+    if atx:
+        return len(atx.group(1)), atx.group(2).strip(), 1
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    if (
+        line.strip()
+        and _SETEXT.match(nxt)
+        and not _LIST_OR_QUOTE.match(line)
+        and (i == 0 or not lines[i - 1].strip())
+    ):
+        return (1 if nxt.strip()[0] == "=" else 2), line.strip(), 2
+    return 0, "", 1
+
+
+def heading_starts(text: str, skip_lines: int = 0) -> list[tuple[int, int, str]]:
+    """``(offset, level, title)`` of each heading (levels 1–3, outside fenced code) in
+    ``text``, after its first ``skip_lines`` lines; the offset is where the heading's line
+    starts."""
+    lines = text.split("\n")
+    fenced = fenced_lines(lines)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    out: list[tuple[int, int, str]] = []
+    i = skip_lines
+    while i < len(lines):
+        if fenced[i]:
+            i += 1
+            continue
+        level, title, consumed = _heading(lines, i)
+        if 1 <= level <= _MAX_LEVEL and title:
+            out.append((starts[i], level, title))
+        i += consumed
+    return out
+
+
 def _sections(text: str) -> list[tuple[str, str, str]]:
     """(heading path, heading line, body) for each markdown section, in order."""
     lines = text.split("\n")
@@ -65,18 +108,7 @@ def _sections(text: str) -> list[tuple[str, str, str]]:
             body.append(line)
             i += 1
             continue
-        level, title, consumed = 0, "", 1
-        atx = _ATX.match(line)
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if atx:
-            level, title = len(atx.group(1)), atx.group(2).strip()
-        elif (
-            line.strip()
-            and _SETEXT.match(nxt)
-            and not _LIST_OR_QUOTE.match(line)
-            and (i == 0 or not lines[i - 1].strip())
-        ):
-            level, title, consumed = (1 if nxt.strip()[0] == "=" else 2), line.strip(), 2
+        level, title, consumed = _heading(lines, i)
         if 1 <= level <= _MAX_LEVEL and title:
             close()
             stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
@@ -95,10 +127,17 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str]:
     if not m:
         return {}, text
     fields: dict[str, str] = {}
+    last = ""
     for line in m.group(1).split("\n"):
+        item = line.strip()
+        if last and item.startswith("- "):  # a block list (Obsidian tags, aliases): joined
+            value = item[2:].strip().strip("\"'")
+            fields[last] = f"{fields[last]}, {value}" if fields[last] else value
+            continue
         key, sep, value = line.partition(":")
         if sep and key.strip() and not key.startswith((" ", "\t", "-")):
-            fields[key.strip().lower()] = value.strip().strip("\"'")
+            last = key.strip().lower()
+            fields[last] = value.strip().strip("\"'")
     return fields, text[m.end() :]
 
 
@@ -123,7 +162,8 @@ def parse_markdown(text: str) -> Extracted:
             pages.append(Page(len(pages) + 1, page_text, heading_path=path, source="markdown"))
     title = fields.get("title") or first_line_title(text)
     author = fields.get("author") or None
-    return Extracted(kind="markdown", title=title, author=author, pages=pages)
+    metadata: dict[str, Any] = {"front_matter": fields} if fields else {}
+    return Extracted(kind="markdown", title=title, author=author, pages=pages, metadata=metadata)
 
 
 def parse_text(text: str) -> Extracted:

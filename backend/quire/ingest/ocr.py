@@ -10,6 +10,10 @@ Each page may have its own language (ingest/pdf.py picks it from the page's scri
 that is (``jpn_vert`` by ``jpn``, then the configured default) and says so in a notice.
 Chinese and Japanese are read with ``preserve_interword_spaces``: without it tesseract puts a
 space between most characters ("吾輩 は 猫 で ある").
+
+The same tesseract run writes its TSV beside the text, so a scanned page keeps its word boxes
+(:class:`OcrPage`'s ``words``, stored as the page's ``metadata.ocr_words``) for the source
+viewer to highlight a passage over the page image, at no extra OCR time.
 """
 
 from __future__ import annotations
@@ -17,12 +21,15 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytesseract
 
@@ -147,7 +154,8 @@ def render_page(pdf: Path, number: int, dpi: int, out_dir: Path) -> Path:
     """Render page ``number`` (1-based) of ``pdf`` to a grey PNG in ``out_dir``."""
     prefix = out_dir / f"page-{number}"
     cmd = ["pdftoppm", "-f", str(number), "-l", str(number), "-r", str(dpi), "-gray", "-png"]
-    cmd += ["-singlefile", str(pdf), str(prefix)]
+    # The crop box is the page a viewer shows (pdf.js too), so word boxes land on it.
+    cmd += ["-cropbox", "-singlefile", str(pdf), str(prefix)]
     try:
         done = subprocess.run(cmd, capture_output=True, timeout=RENDER_TIMEOUT_S, check=False)
     except FileNotFoundError as exc:
@@ -161,16 +169,62 @@ def render_page(pdf: Path, number: int, dpi: int, out_dir: Path) -> Path:
     return image
 
 
-def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> str:
-    """Render one page and return tesseract's text for it."""
+@dataclass(frozen=True)
+class OcrPage:
+    """Tesseract's text for a page and its word boxes.
+
+    ``words`` is ``{"width": W, "height": H, "unit": "pt", "words": [[x0, y0, x1, y1, text]]}``:
+    points from the page's top-left corner (W and H are the rendered page's size), words in
+    tesseract's reading order (block, paragraph, line), numbers rounded to 0.1."""
+
+    text: str
+    words: dict[str, Any]
+
+
+def _png_size(image: Path) -> tuple[int, int]:
+    with image.open("rb") as fh:
+        header = fh.read(24)  # the signature, then the IHDR chunk: width and height first
+    width, height = struct.unpack(">II", header[16:24])
+    return int(width), int(height)
+
+
+def word_boxes(tsv: str, *, width_px: int, height_px: int, dpi: int) -> dict[str, Any]:
+    """The ``ocr_words`` of a page from tesseract's TSV of its image rendered at ``dpi``."""
+    scale = 72 / dpi
+    words: list[list[float | str]] = []
+    for line in tsv.splitlines()[1:]:  # the first line names the columns
+        cols = line.split("\t")
+        # level page block par line word left top width height conf text; 5 is a word
+        if len(cols) < 12 or cols[0] != "5":
+            continue
+        text = "\t".join(cols[11:]).strip()
+        if not text or float(cols[10]) < 0:
+            continue
+        left, top, w, h = (int(c) for c in cols[6:10])
+        box = (left, top, left + w, top + h)
+        words.append([*(round(v * scale, 1) for v in box), text])
+    return {
+        "width": round(width_px * scale, 1),
+        "height": round(height_px * scale, 1),
+        "unit": "pt",
+        "words": words,
+    }
+
+
+def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> OcrPage:
+    """Render one page and read it with tesseract: its text and word boxes from one run."""
     config = f"--dpi {dpi}"
     if any(code.removesuffix("_vert") in _UNSPACED for code in lang.split("+")):
         config += " -c preserve_interword_spaces=1"
+    # pytesseract's run_and_get_multiple_output takes no config (--dpi, the spacing above), so
+    # tesseract is run here with the txt config file and TSV switched on: one recognition.
+    config += " -c tessedit_create_tsv=1"
     with tempfile.TemporaryDirectory(prefix="quire-ocr-") as tmp:
         image = render_page(pdf, number, dpi, Path(tmp))
+        base = Path(tmp) / f"ocr-{number}"
         try:
-            text = pytesseract.image_to_string(
-                str(image), lang=lang, config=config, timeout=OCR_TIMEOUT_S
+            pytesseract.pytesseract.run_tesseract(
+                str(image), str(base), "txt", lang, config=config, timeout=OCR_TIMEOUT_S
             )
         except pytesseract.TesseractNotFoundError as exc:
             raise OcrUnavailable(f"`tesseract` is not installed: {INSTALL_HINT}.") from exc
@@ -178,7 +232,10 @@ def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> str:
             raise CorruptFile(f"OCR failed on page {number}: {exc.message}") from exc
         except RuntimeError as exc:  # pytesseract's timeout; TesseractError is caught above
             raise ResourceLimit(f"OCR of page {number} took over {OCR_TIMEOUT_S} s.") from exc
-    return str(text)
+        text = base.with_suffix(".txt").read_text("utf-8")
+        tsv = base.with_suffix(".tsv").read_text("utf-8")
+        width, height = _png_size(image)
+    return OcrPage(text, word_boxes(tsv, width_px=width, height_px=height, dpi=dpi))
 
 
 def ocr_pages(
@@ -190,7 +247,7 @@ def ocr_pages(
     workers: int,
     on_page: Callable[[int, int], None] | None = None,
     languages: Mapping[int, str] | None = None,
-) -> dict[int, str]:
+) -> dict[int, OcrPage]:
     """OCR the given 1-based pages in parallel; ``on_page(done, total)`` after each one.
 
     A page is read in ``languages[number]`` when given (installed: see installed_fallbacks),
@@ -200,7 +257,7 @@ def ocr_pages(
     check_available(lang)
     langs = languages or {}
     _limit_tesseract_threads()
-    results: dict[int, str] = {}
+    results: dict[int, OcrPage] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ocr") as pool:
         futures = {
             pool.submit(ocr_page, pdf, n, dpi=dpi, lang=langs.get(n, lang)): n for n in numbers

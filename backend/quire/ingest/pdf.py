@@ -41,7 +41,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -61,6 +61,7 @@ from pdfminer.layout import (
 from pdfminer.pdfdocument import (
     PDFDocument,
     PDFEncryptionError,
+    PDFNoPageLabels,
     PDFNoValidXRef,
     PDFPasswordIncorrect,
     PDFXRefFallback,
@@ -74,8 +75,9 @@ from pdfminer.utils import decode_text
 
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, OcrUnavailable, ResourceLimit
-from quire.ingest.ocr import installed_fallbacks, ocr_pages, tesseract_language
-from quire.ingest.pdf_structure import OutlineEntry, read_outline
+from quire.ingest.ocr import OcrPage, installed_fallbacks, ocr_pages, tesseract_language
+from quire.ingest.pdf_headings import HeadingFinder
+from quire.ingest.pdf_structure import OutlineEntry, read_outline, read_page_labels
 from quire.ingest.scripts import (
     CJK,
     CJK_TEXT,
@@ -156,6 +158,8 @@ class TextLayer:
     outline: list[OutlineEntry] = field(default_factory=list)
     #: The catalog's /Lang ("ja-JP"), if any.
     language: str | None = None
+    #: Each page's printed label (/PageLabels), when the PDF declares them.
+    labels: list[str | None] | None = None
 
 
 def count_words(text: str) -> int:
@@ -186,7 +190,16 @@ def ocr_reason(text: str, min_words: int) -> str | None:
     return None
 
 
-class _RebuiltDocument(PDFDocument):
+class _Document(PDFDocument):
+    """A PDFDocument that leaves page labels to pdf_structure.read_page_labels: pdfminer's own
+    reader runs while pages are listed, and a damaged /PageLabels tree (a roman numbering from
+    0) would then fail the whole file."""
+
+    def get_page_labels(self) -> Iterator[str]:
+        raise PDFNoPageLabels
+
+
+class _RebuiltDocument(_Document):
     """A PDFDocument that ignores the xref table and rebuilds it by scanning the file."""
 
     def find_xref(self, parser: PDFParser) -> int:
@@ -212,7 +225,7 @@ def _clean_title(title: str | None) -> str | None:
 
 
 def _open(fh: BinaryIO, has_eof: bool, rebuild: bool) -> PDFDocument:
-    cls = _RebuiltDocument if rebuild else PDFDocument
+    cls = _RebuiltDocument if rebuild else _Document
     truncated = "" if has_eof else " (the file looks truncated: no %%EOF marker at its end)"
     try:
         doc = cls(PDFParser(fh), password="")
@@ -410,6 +423,9 @@ def read_text_layer(
         for entry in doc.info:
             info.update(entry)
         outline, outline_notice = read_outline(doc, pages)
+        labels, labels_notice = read_page_labels(doc, len(pages))
+        # Without an outline, headings are told from the fonts (pdf_headings).
+        finder = HeadingFinder() if not outline else None
         raw: list[RawPage] = []
         for number, layout, vertical in _iter_layouts(doc, pages):
             if layout is None:
@@ -421,6 +437,8 @@ def read_text_layer(
                 reason = None  # a blank page: nothing to read
             font_language = _font_language(pages[number - 1]) if reason else None
             raw.append(RawPage(number, text, reason, vertical, font_language))
+            if finder is not None and layout is not None and reason is None and not vertical:
+                finder.add(number, layout)
             if progress is not None:
                 progress(number / len(pages))
     try:
@@ -432,9 +450,14 @@ def read_text_layer(
         "producer": _decode_info(info.get("Producer")),
         "rebuilt_xref": any(isinstance(x, PDFXRefFallback) for x in doc.xrefs),
         "outline_entries": len(outline),
+        "page_labels": labels is not None,
     }
-    if outline_notice:
-        metadata["notices"] = [outline_notice]
+    if finder is not None:
+        outline = finder.headings()
+        metadata["layout_headings"] = len(outline)
+    notices = [n for n in (outline_notice, labels_notice) if n]
+    if notices:
+        metadata["notices"] = notices
     return TextLayer(
         pages=raw,
         title=_clean_title(_decode_info(info.get("Title"))),
@@ -442,6 +465,7 @@ def read_text_layer(
         metadata=metadata,
         outline=outline,
         language=language,
+        labels=labels,
     )
 
 
@@ -530,7 +554,7 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
         progress=lambda fraction: progress("extract", fraction),
     )
     wanted = [p.number for p in layer.pages if p.ocr_reason]
-    ocr_text: dict[int, str] = {}
+    ocr_read: dict[int, OcrPage] = {}
     metadata = dict(layer.metadata)
     languages: dict[int, str] = {}
     if wanted:
@@ -541,7 +565,7 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
             )
             if notices:
                 metadata["notices"] = [*metadata.get("notices", []), *notices]
-            ocr_text = ocr_pages(
+            ocr_read = ocr_pages(
                 path,
                 wanted,
                 dpi=settings.ocr_dpi,
@@ -557,11 +581,14 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
             metadata["ocr_skipped_pages"] = wanted
     pages: list[Page] = []
     for raw in layer.pages:
-        text = ocr_text.get(raw.number)
-        if text is not None and _use_ocr(raw, text):
-            pages.append(Page(raw.number, text, source="ocr", meta={"ocr_reason": raw.ocr_reason}))
+        read = ocr_read.get(raw.number)
+        if read is not None and _use_ocr(raw, read.text):
+            meta: dict[str, Any] = {"ocr_reason": raw.ocr_reason, "ocr_words": read.words}
+            pages.append(Page(raw.number, read.text, source="ocr", meta=meta))
         else:
             pages.append(Page(raw.number, raw.text, source="text_layer"))
+    if layer.labels is not None:
+        pages = [replace(p, label=label) for p, label in zip(pages, layer.labels, strict=True)]
     metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]
     if metadata["ocr_pages"]:
         by_language: dict[str, list[int]] = {}

@@ -1,4 +1,5 @@
-"""Structure a PDF declares about itself: the outline (bookmarks) as heading paths.
+"""Structure a PDF declares about itself: the outline (bookmarks) as heading paths, and the
+printed page numbers (/PageLabels).
 
 Each outline entry points at a page (and often a height on it). Walking the entries in page
 order gives the heading path in effect anywhere in the book: "Scale-free networks > Generating
@@ -10,6 +11,13 @@ leaves the document with physical page numbers only and a notice, never a failed
 
     outline, notice = read_outline(doc, pages)
     pages = apply_outline(pages, outline)  # on the cleaned pages (extract_file does)
+    labels, notice = read_page_labels(doc, len(pages))  # ["i", "ii", "1", ...] or None
+
+Page labels are read by hand rather than through pdfminer's ``get_page_labels``, which
+recurses into cyclic trees, asserts on a roman or letter numbering from 0, and numbers letter
+pages "aa, ab" where the PDF reference says "aa, bb". Damage of any kind (a tree that loops,
+keys out of order or not numbers, a numbering below 1, a style that does not exist) drops all
+labels with a notice: a wrong printed number is worse than the physical one.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdftypes import PDFObjRef, resolve1
 from pdfminer.psparser import PSLiteral
-from pdfminer.utils import decode_text
+from pdfminer.utils import decode_text, format_int_roman
 
 from quire.storage.records import Page
 
@@ -32,6 +40,8 @@ log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 5000
 MAX_DEPTH = 12
+MAX_LABEL_NODES = 10_000  # nodes of the /PageLabels number tree read at most
+MAX_LABEL = 64  # characters of a label kept (a prefix may be anything)
 PATH_SEPARATOR = " > "
 #: A heading found this early in a page's text starts the page (the running head before it).
 TOP_CHARS = 200
@@ -224,3 +234,117 @@ def _covering(page: Page, starts: list[list[Any]], before: str) -> str:
         end = starts[i + 1][0] if i + 1 < len(starts) else len(page.text)
         spans.append((end - offset, path))
     return max(spans, key=lambda s: s[0])[1]
+
+
+class _BadLabels(Exception):
+    """The /PageLabels tree cannot be trusted."""
+
+
+def read_page_labels(doc: PDFDocument, count: int) -> tuple[list[str | None] | None, str | None]:
+    """The printed label of each of the ``count`` pages (None for a page whose range gives
+    none), or None when the PDF declares no labels; and a notice when they were unusable."""
+    try:
+        root = resolve1(doc.catalog.get("PageLabels"))
+    except Exception:  # noqa: BLE001
+        root = {}
+    if root is None:
+        return None, None
+    try:
+        ranges = _label_ranges(root)
+        labels: list[str | None] = [None] * count
+        for i, (start, spec) in enumerate(ranges):
+            end = ranges[i + 1][0] if i + 1 < len(ranges) else count
+            style, prefix, first = spec
+            for n, index in enumerate(range(start, min(end, count))):
+                label = (prefix + _numeral(first + n, style))[:MAX_LABEL]
+                labels[index] = label or None
+    except _BadLabels as exc:
+        notice = f"the PDF's page labels are damaged ({exc}); pages are cited by number"
+        log.info("page labels: %s", notice)
+        return None, notice
+    return labels, None
+
+
+def _label_ranges(root: object) -> list[tuple[int, tuple[str | None, str, int]]]:
+    """The (first page index, (style, prefix, first number)) of each range, in page order."""
+    if not isinstance(root, dict):
+        raise _BadLabels("not a number tree")
+    nums: list[Any] = []
+    seen: set[int] = set()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, PDFObjRef):
+            if node.objid in seen:
+                raise _BadLabels("the tree loops back on itself")
+            seen.add(node.objid)
+        if len(seen) > MAX_LABEL_NODES:
+            raise _BadLabels("the tree is too large")
+        try:
+            node = resolve1(node)
+        except Exception as exc:  # noqa: BLE001
+            raise _BadLabels("a node cannot be read") from exc
+        if not isinstance(node, dict):
+            raise _BadLabels("a node is not a dictionary")
+        leaf = resolve1(node.get("Nums"))
+        if leaf is not None:
+            if not isinstance(leaf, list) or len(leaf) % 2:
+                raise _BadLabels("/Nums is not a list of pairs")
+            nums.extend(leaf)
+        kids = resolve1(node.get("Kids"))
+        if kids is not None:
+            if not isinstance(kids, list):
+                raise _BadLabels("/Kids is not a list")
+            stack.extend(reversed(kids))
+    ranges = []
+    for key, value in zip(nums[::2], nums[1::2], strict=True):
+        key = resolve1(key)
+        if not isinstance(key, int) or isinstance(key, bool) or key < 0:
+            raise _BadLabels(f"a page index is {key!r}")
+        ranges.append((key, _label_spec(value)))
+    if not ranges:
+        raise _BadLabels("no ranges")
+    if any(a[0] >= b[0] for a, b in zip(ranges, ranges[1:], strict=False)):
+        raise _BadLabels("the ranges are out of order")
+    if ranges[0][0] != 0:
+        ranges.insert(0, (0, (None, "", 1)))  # pages before the first range have no label
+    return ranges
+
+
+def _label_spec(value: object) -> tuple[str | None, str, int]:
+    try:
+        spec = resolve1(value)
+    except Exception as exc:  # noqa: BLE001
+        raise _BadLabels("a range cannot be read") from exc
+    if not isinstance(spec, dict):
+        raise _BadLabels("a range is not a dictionary")
+    style = spec.get("S")
+    name = _name(style) if style is not None else None
+    if style is not None and name not in ("D", "R", "r", "A", "a"):
+        raise _BadLabels(f"unknown numbering style {style!r}")
+    prefix = resolve1(spec.get("P", b""))
+    if isinstance(prefix, bytes):
+        prefix = decode_text(prefix)
+    if not isinstance(prefix, str):
+        raise _BadLabels("a prefix is not text")
+    first = resolve1(spec.get("St", 1))
+    if not isinstance(first, int) or isinstance(first, bool) or first < 1:
+        raise _BadLabels(f"a range starts at {first!r}")
+    return name, "".join(c for c in prefix if c.isprintable()), first
+
+
+def _numeral(value: int, style: str | None) -> str:
+    """``value`` in a /PageLabels numbering style: 4 → "4", "IV", "iv", "D", "d"; 27 → "AA"."""
+    if style is None:
+        return ""
+    if style == "D":
+        return str(value)
+    if style in ("R", "r"):
+        if value >= 4000:
+            raise _BadLabels(f"{value} has no roman numeral")
+        roman = format_int_roman(value)
+        return roman.upper() if style == "R" else roman
+    letter = chr(ord("a") + (value - 1) % 26) * ((value - 1) // 26 + 1)
+    if len(letter) > MAX_LABEL:
+        raise _BadLabels(f"{value} is too large for a letter numbering")
+    return letter.upper() if style == "A" else letter

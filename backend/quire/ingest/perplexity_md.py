@@ -4,12 +4,26 @@ Built-in "Export → Markdown": a logo ``<img>``, then turns ``# question`` / an
 ``[^T_N]`` footnotes / hidden ``<span style="display:none">`` / ``⁂`` divider / footnote
 definitions, separated by ``---``. The question is the ``#`` line and the lines directly under
 it (a pasted multi-line prompt after a blank line cannot be told from the answer and stays in
-the page text). Inline ``[^T_N]`` become ``[N]`` and ``meta["urls"]`` lists the definitions
-in footnote order, so ``[N]`` is ``urls[N-1]``; ``meta["cited"]`` lists the N used inline.
+the page text). Inline ``[^T_N]`` (``[^N]`` in a one-turn export) become ``[N]`` and
+``meta["urls"]`` lists the definitions in footnote order; ``meta["cited"]`` lists the N used
+inline.
 
 Exporter layout: ``# title``, ``**Space:**`` / ``**ID:**`` / ``**Date:**`` lines (Quire's own
 exporter adds ``**URL:**``), then turns ``## query`` / answer separated by ``---``, each
-optionally ending in a ``### Sources`` list.
+optionally ending in a ``### Sources`` list (``N. [title](url)``, or bare URLs numbered by
+position). The answer's own ``[N]`` markers cite them.
+
+Citations, for both layouts: ``meta["sources"]`` lists the turn's web sources as ``{"n", "url",
+"title"}`` (title when the export has one; a definition without a URL is no web source), and
+``meta["cites"]`` gives ``[offset, n]`` for every marker in the page text, outside code, so a
+chunk's web sources are the markers inside it (storage/web_sources.py).
+
+Sections: ``#``–``###`` headings inside an answer (outside code; the question's own line is
+not one) start sections whose heading path is "question > heading > subheading";
+``meta["headings"]`` gives ``[offset, path]`` of each, the mechanism PDF outlines use
+(ingest/chunking.py cuts chunks there). Bold-only lines ("**Key metrics**:") are not
+headings: answers use them as lead-ins to a list or a table, and a section per lead-in would
+cut passages into fragments.
 
 Turn splitting, for both layouts (answers contain ``##`` and ``---`` of their own): a new turn
 starts only at a separator at the top level, that is a line that is exactly ``---``, outside
@@ -24,19 +38,26 @@ turn in the seed layout without Sources lists; there it is read as a new turn.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from quire.ingest.detect import is_perplexity_exporter
-from quire.ingest.markdown import fenced_lines
+from quire.ingest.markdown import fenced_lines, heading_starts
 from quire.ingest.types import Extracted
 from quire.storage.records import Page
+from quire.storage.web_sources import MARKER
 
 HEADING_CHARS = 120
 SEARCH_URL = "https://www.perplexity.ai/search/{slug}"
 
-_FOOTNOTE_DEF = re.compile(r"^\[\^(\d+)_(\d+)\]:[ \t]*(.*)$")
-_FOOTNOTE_REF = re.compile(r"\[\^\d+_(\d+)\]")
+_FOOTNOTE_DEF = re.compile(r"^\[\^(?:\d+_)?(\d+)\]:[ \t]*(.*)$")
+_FOOTNOTE_REF = re.compile(r"\[\^(?:\d+_)?(\d+)\]")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LINK_TITLE = re.compile(r"\[((?:\\.|[^\]\\])*)\]\(")
+_ITEM_NUMBER = re.compile(r"^\s*(\d+)[.)]\s")
+_ESCAPED = re.compile(r"\\([^\w\s])")
+PATH_SEPARATOR = " > "
 _HIDDEN_SPAN = re.compile(r"<span\b[^>]*display:\s*none[^>]*>.*?</span>", re.DOTALL | re.I)
 _DIVIDER = re.compile(r"^\s*(?:<div\b[^>]*>\s*⁂\s*</div>|⁂)\s*$")
 _LOGO = re.compile(r"^\s*<img\b[^>]*>\s*$", re.I)
@@ -101,9 +122,74 @@ def _url_of(value: str) -> str:
     return m.group(0).rstrip(".,;") if m else value.strip()
 
 
+def _source(n: int, value: str) -> dict[str, Any] | None:
+    """``{"n", "url", "title"}`` of a footnote definition or a Sources list item, or None
+    when it holds no URL."""
+    m = _URL.search(value)
+    if not m:
+        return None
+    url = m.group(0).rstrip(".,;")
+    link = _LINK_TITLE.search(value)
+    if link:
+        title = re.sub(r"\\(.)", r"\1", link.group(1))
+    else:
+        title = value[: m.start()] + value[m.end() :]
+        title = re.sub(r"^\s*(?:\d+[.)]|[-*+])\s+", "", title).strip(" \t<>-–—:")
+    title = " ".join(title.split())
+    return {"n": n, "url": url, "title": title if title and title != url else None}
+
+
 def _tidy(text: str) -> str:
     lines = [line.rstrip() for line in text.strip("\n").split("\n")]
     return _MANY_BLANK.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _find_markers(text: str) -> list[list[int]]:
+    """``[offset, N]`` of every ``[N]`` outside fenced and inline code."""
+    lines = text.split("\n")
+    fenced = fenced_lines(lines)
+    cites: list[list[int]] = []
+    offset = 0
+    for line, code in zip(lines, fenced, strict=True):
+        if not code:
+            masked = _INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line)
+            cites.extend([offset + m.start(), int(m.group(1))] for m in MARKER.finditer(masked))
+        offset += len(line) + 1
+    return cites
+
+
+def _sections(text: str, query: str, query_lines: int) -> list[list[Any]]:
+    """``[offset, "question > heading > subheading"]`` of each heading in the answer."""
+    stack: list[tuple[int, str]] = []
+    out: list[list[Any]] = []
+    for offset, level, title in heading_starts(text, skip_lines=query_lines):
+        title = shorten(_ESCAPED.sub(r"\1", MARKER.sub("", title)).strip("*_ "))
+        if not title:
+            continue
+        stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
+        path = PATH_SEPARATOR.join([shorten(query), *(t for _, t in stack)])
+        if out and "\n" not in text[out[-1][0] : offset].strip():
+            out[-1][1] = path  # a heading with no text of its own opens its first subsection
+        else:
+            out.append([offset, path])
+    return out
+
+
+def with_structure(page: Page) -> Page:
+    """The turn with its sections and footnote markers found in its text as it now stands
+    (extract_file calls it again after cleaning, which moves offsets)."""
+    query = str(page.meta.get("query", ""))
+    meta = {**page.meta, "cites": _find_markers(page.text)}
+    meta.pop("headings", None)
+    sections = _sections(page.text, query, len(query.split("\n")))
+    if sections:
+        meta["headings"] = sections
+    return replace(page, meta=meta)
+
+
+def _turn_page(number: int, query: str, text: str, meta: dict[str, Any]) -> Page:
+    page = Page(number, text, shorten(query), "markdown", {"query": query, **meta})
+    return with_structure(page)
 
 
 def _builtin_turn(number: int, block: list[str]) -> Page:
@@ -120,7 +206,7 @@ def _builtin_turn(number: int, block: list[str]) -> Page:
         line = block[k]
         m = None if fenced[k] else _FOOTNOTE_DEF.match(line)
         if m:
-            definitions.setdefault(int(m.group(2)), _url_of(m.group(3)))
+            definitions.setdefault(int(m.group(1)), m.group(2))
         elif fenced[k] or not _DIVIDER.match(line):
             body.append(line)
     answer = _HIDDEN_SPAN.sub("", "\n".join(body))
@@ -129,14 +215,11 @@ def _builtin_turn(number: int, block: list[str]) -> Page:
         if int(m.group(1)) not in cited:
             cited.append(int(m.group(1)))
     answer = _FOOTNOTE_REF.sub(r"[\1]", answer)
-    urls = [definitions[n] for n in sorted(definitions)]
-    return Page(
-        number=number,
-        text=_tidy(f"{query}\n\n{answer}"),
-        heading_path=shorten(query),
-        source="markdown",
-        meta={"query": query, "urls": urls, "cited": cited},
-    )
+    text = _tidy(f"{query}\n\n{answer}")
+    numbers = sorted(definitions)
+    sources = [s for n in numbers if (s := _source(n, definitions[n])) is not None]
+    urls = [_url_of(definitions[n]) for n in numbers]
+    return _turn_page(number, query, text, {"urls": urls, "cited": cited, "sources": sources})
 
 
 def _exporter_turn(number: int, block: list[str]) -> Page:
@@ -148,21 +231,21 @@ def _exporter_turn(number: int, block: list[str]) -> Page:
             sources_at = k
             break
     urls: list[str] = []
+    sources: list[dict[str, Any]] = []
     if sources_at is not None:
         for line in block[sources_at + 1 :]:
             for m in _URL.finditer(line):
                 url = m.group(0).rstrip(".,;")
                 if url not in urls:
                     urls.append(url)
+            numbered = _ITEM_NUMBER.match(line)
+            item = _source(int(numbered.group(1)) if numbered else len(sources) + 1, line)
+            if item is not None and all(s["n"] != item["n"] for s in sources):
+                sources.append(item)
         block = block[:sources_at]
-    answer = "\n".join(block[1:])
-    return Page(
-        number=number,
-        text=_tidy(f"{query}\n\n{answer}"),
-        heading_path=shorten(query),
-        source="markdown",
-        meta={"query": query, "urls": urls},
-    )
+    text = _tidy(f"{query}\n\n" + "\n".join(block[1:]))
+    meta = {"urls": urls, "sources": sources}
+    return _turn_page(number, query, text, meta)
 
 
 def _parse_date(value: str | None) -> str | None:

@@ -149,6 +149,7 @@ def _source(s: Source, links: Links, stored_path: str | None) -> models.Source:
             heading_path=s.heading_path,
             stored_path=stored_path,
             web_url=s.origin_url,
+            page_label=s.page_label,
         ),
         n=s.n,
         quote=s.quote,

@@ -2,6 +2,7 @@
 the ``quire://`` resource it can open, and a link to the original at that page.
 
     citation("Parts List", "pdf", 2, "Main Gear")      # "Parts List, p. 2 — Main Gear"
+    citation("Think Complexity", "pdf", 188, label="166")  # "..., p. 166 (PDF p. 188)"
     Links.over_http("http://127.0.0.1:8080/").original(1, "pdf", 2, stored)
         # "http://127.0.0.1:8080/api/documents/1/file#page=2"
 """
@@ -18,9 +19,12 @@ DOCUMENT_URI = "quire://documents/{document_id}"
 PAGE_URI = "quire://documents/{document_id}/pages/{page}"
 
 
-def citation(title: str, kind: Kind, page: int, heading_path: str = "") -> str:
-    """ "Title, p. 12 — Chapter > Section" (the heading path only when there is one)."""
-    where = f"{title}, {place(kind, page)}"
+def citation(
+    title: str, kind: Kind, page: int, heading_path: str = "", label: str | None = None
+) -> str:
+    """ "Title, p. 12 — Chapter > Section" (the heading path only when there is one; the
+    printed ``label`` as records.place shows it)."""
+    where = f"{title}, {place(kind, page, label)}"
     return f"{where} — {heading_path}" if heading_path else where
 
 

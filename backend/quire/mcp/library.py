@@ -48,6 +48,7 @@ def place(
     heading_path: str,
     stored_path: str | None = None,
     web_url: str | None = None,
+    page_label: str | None = None,
 ) -> dict[str, Any]:
     """The fields of :class:`models.Place` for one page."""
     return {
@@ -55,8 +56,9 @@ def place(
         "title": title,
         "kind": kind,
         "page": page,
+        "page_label": page_label,
         "heading_path": heading_path,
-        "citation": citation(title, kind, page, heading_path),
+        "citation": citation(title, kind, page, heading_path, page_label),
         "link": web_url or links.original(document_id, kind, page, stored_path),
         "resource": page_uri(document_id, page),
     }
@@ -79,6 +81,7 @@ def _hit(h: Hit, links: Links, stored_path: str | None) -> models.Hit:
             heading_path=h.heading_path,
             stored_path=stored_path,
             web_url=web_url(h.kind, h.metadata),
+            page_label=h.page_label,
         ),
         passage=h.text,
         highlights=h.highlights,
@@ -156,6 +159,7 @@ def page(rt: Runtime, document_id: int, number: int, *, context: bool, links: Li
             heading_path=found["heading_path"],
             stored_path=doc.stored_path,
             web_url=web_url(doc.kind, found["metadata"] or {}),
+            page_label=found["page_label"],
         ),
         page_count=doc.page_count,
         text=found["text"],
@@ -234,7 +238,11 @@ def document_json(rt: Runtime, document_id: int) -> str:
             {
                 **p,
                 "citation": citation(
-                    doc["title"] or doc["filename"], doc["kind"], p["page"], p["heading_path"]
+                    doc["title"] or doc["filename"],
+                    doc["kind"],
+                    p["page"],
+                    p["heading_path"],
+                    p["page_label"],
                 ),
                 "resource": page_uri(document_id, p["page"]),
             }

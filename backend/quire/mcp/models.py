@@ -25,7 +25,8 @@ class Place(BaseModel):
     page: int = Field(description=_PAGE)
     page_label: str | None = Field(
         default=None,
-        description="The page number printed on the page, when known (not extracted yet: null).",
+        description="The printed page label (PDF /PageLabels), e.g. 'xii' or '166'; None when "
+        "the PDF has none or it equals the page number",
     )
     heading_path: str = Field(description="Chapter > Section of the page (may be empty).")
     citation: str = Field(description='How to cite it, e.g. "Title, p. 12 — Chapter > Section".')

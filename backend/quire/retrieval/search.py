@@ -39,6 +39,7 @@ from quire.retrieval.term_scores import TermScores
 from quire.storage import chunks, documents, vectors
 from quire.storage.db import Database
 from quire.storage.records import Kind
+from quire.storage.web_sources import WebSource
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,11 @@ class Hit:
     focus: tuple[int, int] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] | None = None
+    #: The printed page label (PDF /PageLabels), e.g. "xii" or "166"; None when the PDF has
+    #: none or it equals the page number.
+    page_label: str | None = None
+    #: The web pages the passage's footnote markers cite (Perplexity; else empty).
+    web_sources: list[WebSource] = field(default_factory=list)
 
 
 @dataclass
@@ -420,6 +426,8 @@ class Searcher:
                 rerank_span=rerank_spans.get(cid),
                 focus=focus.get(cid),
                 metadata=v.metadata,
+                page_label=v.page_label,
+                web_sources=v.web_sources,
             )
             for cid in order
             if (v := views.get(cid)) is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -12,9 +13,10 @@ from sqlalchemy import Connection, delete, func, insert, select, text, update
 
 from quire.storage import vectors
 from quire.storage.db import json_ids
-from quire.storage.records import Chunk, Kind, Page
+from quire.storage.records import TURN_KINDS, Chunk, Kind, Page, printed_label
 from quire.storage.schema import page_chunks, pages
 from quire.storage.segment import segment
+from quire.storage.web_sources import WebSource, web_sources
 
 #: What a hit shows of its document's metadata (the rest stays in the library).
 HIT_METADATA = ("url", "slug", "space", "date", "language", "author")
@@ -33,6 +35,10 @@ class ChunkView:
     kind: Kind
     filename: str
     metadata: dict[str, Any]
+    #: The page's printed label when it differs from ``page`` (records.printed_label).
+    page_label: str | None = None
+    #: The web pages the passage's footnote markers cite (Perplexity; else empty).
+    web_sources: list[WebSource] = field(default_factory=list)
 
 
 @dataclass
@@ -66,6 +72,7 @@ def replace(
                     "text": p.text,
                     "source": p.source,
                     "meta": p.meta,
+                    "label": p.label,
                 }
                 for p in new_pages
             ],
@@ -176,6 +183,7 @@ def get_page(conn: Connection, document_id: int, number: int) -> dict[str, Any] 
         "text": row.text,
         "source": row.source,
         "metadata": row.meta,
+        "page_label": printed_label(row.page, row.label),
         "chunks": [{"id": c.id, "ordinal": c.ordinal, "text": c.text} for c in chunk_rows],
     }
 
@@ -187,13 +195,20 @@ def list_pages(conn: Connection, document_id: int) -> list[dict[str, Any]]:
             pages.c.page,
             pages.c.heading_path,
             pages.c.source,
+            pages.c.label,
             func.length(pages.c.text).label("chars"),
         )
         .where(pages.c.document_id == document_id)
         .order_by(pages.c.page)
     )
     return [
-        {"page": r.page, "heading_path": r.heading_path, "chars": r.chars, "source": r.source}
+        {
+            "page": r.page,
+            "heading_path": r.heading_path,
+            "chars": r.chars,
+            "source": r.source,
+            "page_label": printed_label(r.page, r.label),
+        }
         for r in rows
     ]
 
@@ -230,10 +245,11 @@ def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
     rows = conn.execute(
         text(
             "SELECT c.id, c.document_id, c.page, c.heading_path, c.text, d.title, "
-            "d.kind, d.filename, d.metadata FROM page_chunks c "
+            "d.kind, d.filename, d.metadata, p.label FROM page_chunks c "
             # CROSS JOIN keeps the ~50 chunk ids as the outer loop: without table
             # statistics SQLite would walk every ready document's chunks instead.
             "CROSS JOIN documents d ON d.id = c.document_id "
+            "LEFT JOIN pages p ON p.document_id = c.document_id AND p.page = c.page "
             "WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status = 'ready'"
         ),
         {"ids": json_ids(ids)},
@@ -251,7 +267,35 @@ def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
             kind=r[6],
             filename=str(r[7]),
             metadata={k: meta[k] for k in HIT_METADATA if k in meta},
+            page_label=printed_label(int(r[2]), r[9]),
         )
+    return _with_web_sources(conn, out)
+
+
+def _with_web_sources(conn: Connection, views: dict[int, ChunkView]) -> dict[int, ChunkView]:
+    """The views with the web sources of their Perplexity passages (from their turns)."""
+    keys = {(v.document_id, v.page) for v in views.values() if v.kind in TURN_KINDS}
+    if not keys:
+        return views
+    rows = conn.execute(
+        text(
+            "SELECT document_id, page, text, metadata FROM pages WHERE (document_id, page) IN "
+            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') "
+            "FROM json_each(:pairs))"
+        ),
+        {"pairs": json.dumps([list(k) for k in sorted(keys)])},
+    ).all()
+    turns = {
+        (int(r[0]), int(r[1])): (str(r[2]), r[3] if isinstance(r[3], dict) else _json_object(r[3]))
+        for r in rows
+    }
+    out = dict(views)
+    for cid, v in views.items():
+        turn = turns.get((v.document_id, v.page))
+        if turn is not None:
+            found = web_sources(turn[1], turn[0], v.text)
+            if found:
+                out[cid] = dataclasses.replace(v, web_sources=found)
     return out
 
 

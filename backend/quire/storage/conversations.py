@@ -214,3 +214,32 @@ def add_feedback(
         "comment": comment,
         "created_at": now,
     }
+
+
+def message(conn: Connection, message_id: int) -> dict[str, Any]:
+    """One message with its sources, citations and the question it answers (NotFound if
+    absent): what an export of an answer reads."""
+    row = conn.exec_driver_sql(
+        "SELECT id, conversation_id, role, content, citations, meta, created_at, status "
+        "FROM messages WHERE id = ?",
+        (message_id,),
+    ).first()
+    if row is None:
+        raise NotFound(f"no such message: {message_id}")
+    question = conn.exec_driver_sql(
+        "SELECT content FROM messages WHERE conversation_id = ? AND id < ? AND role = 'user' "
+        "ORDER BY id DESC LIMIT 1",
+        (row[1], message_id),
+    ).scalar()
+    meta = _loads(row[5], {})
+    return {
+        "id": int(row[0]),
+        "conversation_id": int(row[1]),
+        "role": str(row[2]),
+        "content": str(row[3]),
+        "sources": _loads(row[4], []),
+        "citations": meta.get("cited", []),
+        "created_at": row[6],
+        "status": str(row[7]),
+        "question": question,
+    }

@@ -19,12 +19,17 @@ from quire.storage.schema import documents, ingest_jobs, utcnow
 
 log = logging.getLogger(__name__)
 
+#: The metadata key that says where a document's file came from (``ingest/folder.py``).
+ORIGIN = "origin"
+
 EXTENSIONS = {
     "pdf": ".pdf",
     "epub": ".epub",
     "perplexity": ".md",
     "markdown": ".md",
     "text": ".txt",
+    "chatgpt": ".json",
+    "claude": ".json",
 }
 
 
@@ -131,6 +136,10 @@ def record_extraction(
 ) -> None:
     """What reading a document found: its kind, sizes, metadata, language, and title/author
     if known."""
+    # Where the file came from (a watched folder's path) is intake's, not the extractor's.
+    prior = conn.execute(select(documents.c.meta).where(documents.c.id == document_id)).scalar()
+    if isinstance(prior, dict) and ORIGIN in prior:
+        metadata = {**metadata, ORIGIN: prior[ORIGIN]}
     values: dict[str, Any] = {
         "kind": kind,
         "page_count": page_count,

@@ -17,8 +17,10 @@ MAX_ID = 2**63 - 1
 #: A row id as a request may give it.
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
-Kind = Literal["pdf", "epub", "perplexity", "markdown", "text"]
+Kind = Literal["pdf", "epub", "perplexity", "markdown", "text", "chatgpt", "claude"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+#: Kinds whose pages are the turns of a conversation, with the web sources each turn cites.
+TURN_KINDS: tuple[Kind, ...] = ("perplexity", "chatgpt", "claude")
 #: Where a page's text came from.
 PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text"]
 DocumentStatus = Literal["queued", "processing", "ready", "failed"]
@@ -32,12 +34,29 @@ UNITS: dict[Kind, str] = {
     "markdown": "section",
     "perplexity": "turn",
     "text": "part",
+    "chatgpt": "turn",
+    "claude": "turn",
 }
 
 
-def place(kind: str, page: int) -> str:
-    """How a citation names a unit of a document: "p. 12", "section 3", "turn 2"."""
-    return f"{UNITS.get(kind, 'p.')} {page}"  # type: ignore[call-overload]
+def place(kind: str, page: int, label: str | None = None) -> str:
+    """How a citation names a unit of a document: "p. 12", "section 3", "turn 2"; a PDF page
+    whose printed label differs from its position in the file, "p. 166 (PDF p. 188)".
+
+    Every citation the CLI, ``/v1``, MCP and the prompts print goes through here; links keep
+    the physical page (``#page=188``)."""
+    unit = UNITS.get(kind, "p.")  # type: ignore[call-overload]
+    label = printed_label(page, label)
+    if label is None:
+        return f"{unit} {page}"
+    return f"{unit} {label} (PDF {unit} {page})"
+
+
+def printed_label(page: int, label: str | None) -> str | None:
+    """The page's printed label (PDF /PageLabels), or None when there is none or it merely
+    repeats the page's position in the file."""
+    label = " ".join(label.split()) if label else ""
+    return label if label and label != str(page) else None
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,7 @@ class Page:
     heading_path: str = ""  # "Chapter 3 > The Voyage"
     source: PageSource = "text_layer"
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. a Perplexity turn's query and URLs
+    label: str | None = None  # the printed page number (PDF /PageLabels): "xii", "A-3"
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,8 @@ pages = Table(
     Column("text", Text, nullable=False),
     Column("source", Text, nullable=False),
     Column("metadata", JSON, key="meta", nullable=False, server_default="{}"),
+    #: The printed page label (PDF /PageLabels: "xii", "166", "A-3"); NULL when there is none.
+    Column("label", Text, nullable=True),
     UniqueConstraint("document_id", "page", name="uq_pages_document_page"),
 )
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from quire.retrieval.options import RetrievalOptions
 from quire.retrieval.planner import Plan
 from quire.retrieval.search import Hit
-from quire.storage.records import place
+from quire.storage.records import TURN_KINDS, place
 from quire.synthesis.events import AnswerMode, Source, VerifyEvent
 
 
@@ -65,14 +65,16 @@ class Evidence:
             kind=h.kind,
             filename=h.filename,
             page=h.page,
+            page_label=h.page_label,
             heading_path=h.heading_path,
             passage=h.text,
             highlights=h.highlights,
             quote=self.quote,
             score=h.rerank if h.rerank is not None else h.fused,
             origin_url=str(h.metadata["url"])
-            if h.kind == "perplexity" and h.metadata.get("url")
+            if h.kind in TURN_KINDS and h.metadata.get("url")
             else None,
+            web_sources=h.web_sources,
         )
 
 
@@ -127,7 +129,7 @@ def number(evidence: list[Evidence], first: int = 1) -> list[Evidence]:
 
 def where(h: Hit) -> str:
     """ "Title, p. 3 (Heading > Path)" as a prompt names a passage."""
-    at = f"{h.title}, {place(h.kind, h.page)}"
+    at = f"{h.title}, {place(h.kind, h.page, h.page_label)}"
     return f"{at} ({h.heading_path})" if h.heading_path else at
 
 

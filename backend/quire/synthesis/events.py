@@ -22,6 +22,7 @@ from quire.retrieval.options import Strategy
 from quire.retrieval.planner import Plan
 from quire.retrieval.rerank import RerankReport
 from quire.storage.records import Kind
+from quire.storage.web_sources import WebSource
 
 AnswerMode = Literal["llm", "extractive"]
 Stage = Literal["map", "filter", "answer", "verify"]
@@ -39,6 +40,11 @@ class Source(BaseModel):
     kind: Kind
     filename: str
     page: int = Field(description="1-based page (PDF), section (EPUB) or turn (Perplexity).")
+    page_label: str | None = Field(
+        default=None,
+        description="The printed page label (PDF /PageLabels), e.g. 'xii' or '166'; None when "
+        "the PDF has none or it equals the page number",
+    )
     heading_path: str
     passage: str = Field(description="The chunk's text.")
     highlights: list[tuple[int, int]] = Field(description="[start, end) query matches in passage.")
@@ -46,6 +52,11 @@ class Source(BaseModel):
     score: float | None = Field(description="The rerank logit, else the fused score.")
     origin_url: str | None = Field(
         default=None, description="The original's own address on the web (a Perplexity thread)."
+    )
+    web_sources: list[WebSource] = Field(
+        default_factory=list,
+        description="The web pages the passage's footnote markers cite, by their number in the "
+        "turn (Perplexity; empty for other kinds).",
     )
     url: str | None = Field(default=None, description="The original at this page (set by the API).")
     view: str | None = Field(default=None, description="The page's text (set by the API).")

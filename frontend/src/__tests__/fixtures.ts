@@ -53,6 +53,7 @@ export function source(n: number, over: Partial<Source> = {}): Source {
     kind: 'pdf',
     filename: 'moby.pdf',
     page: 10 + n,
+    page_label: null,
     heading_path: 'Chapter 1',
     passage: `Passage ${n} about whales and tides.`,
     highlights: [[16, 22]],
@@ -61,6 +62,7 @@ export function source(n: number, over: Partial<Source> = {}): Source {
     url: `/api/documents/3/file#page=${10 + n}`,
     view: `/api/documents/3/pages/${10 + n}`,
     score: 1.5,
+    web_sources: [],
     ...over,
   }
 }

@@ -12,6 +12,7 @@ export type VerifyEvent = Schemas['VerifyEvent']
 export type DoneEvent = Schemas['DoneEvent']
 export type ErrorEvent = Schemas['ErrorEvent']
 export type Source = Schemas['Source']
+export type WebSource = Schemas['WebSource']
 export type Plan = Schemas['Plan']
 export type AnswerMode = DoneEvent['mode']
 

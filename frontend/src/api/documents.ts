@@ -1,4 +1,4 @@
-import { bodyOf, client, type Schemas } from './client'
+import { apiFetch, bodyOf, client, type Schemas } from './client'
 
 export type Document = Schemas['DocumentOut']
 export type Job = Schemas['JobOut']
@@ -13,6 +13,8 @@ const KIND_NAMES: Record<Kind, true> = {
   perplexity: true,
   markdown: true,
   text: true,
+  chatgpt: true,
+  claude: true,
 }
 export const KINDS = Object.keys(KIND_NAMES) as Kind[]
 
@@ -52,10 +54,15 @@ export function fileUrl(id: number, page?: number, kind?: string): string {
   return page && kind === 'pdf' ? `${url}#page=${page}` : url
 }
 
-/** The thread URL of a Perplexity document, when its metadata has one. */
+/** The original file's bytes, fetched with the API token (pdf.js is handed these, not a URL). */
+export async function fileBytes(id: number, signal?: AbortSignal): Promise<ArrayBuffer> {
+  const resp = await apiFetch(new Request(new URL(fileUrl(id), location.origin), { signal }))
+  return resp.arrayBuffer()
+}
+
+/** The thread URL of a Perplexity, ChatGPT or Claude document, when its metadata has one. */
 export function threadUrl(doc: Pick<Document, 'kind' | 'metadata'>): string | null {
   const url = doc.metadata?.url
-  return doc.kind === 'perplexity' && typeof url === 'string' && /^https?:\/\//.test(url)
-    ? url
-    : null
+  const turns = ['perplexity', 'chatgpt', 'claude'].includes(doc.kind)
+  return turns && typeof url === 'string' && /^https?:\/\//.test(url) ? url : null
 }

@@ -292,6 +292,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{message_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Message
+         * @description An answer with its references (400 for a question, 404 for an unknown message).
+         */
+        get: operations["export_message_api_messages__message_id__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -436,7 +456,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -590,7 +610,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude";
             /** Title */
             title: string | null;
             /** Author */
@@ -794,11 +814,16 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude";
             /** Filename */
             filename: string;
             /** Page */
             page: number;
+            /**
+             * Page Label
+             * @description The printed page label (PDF /PageLabels), e.g. 'xii' or '166'; None when the PDF has none or it equals the page number
+             */
+            page_label?: string | null;
             /** Heading Path */
             heading_path: string;
             /** Text */
@@ -856,6 +881,11 @@ export interface components {
             context?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Web Sources
+             * @description The web pages the passage's footnote markers cite, by their number in the turn (Perplexity; empty for other kinds).
+             */
+            web_sources?: components["schemas"]["WebSource"][];
         };
         /** JobBrief */
         JobBrief: {
@@ -1073,6 +1103,11 @@ export interface components {
         PageBrief: {
             /** Page */
             page: number;
+            /**
+             * Page Label
+             * @description The printed page label (PDF /PageLabels), when it differs.
+             */
+            page_label?: string | null;
             /** Heading Path */
             heading_path: string;
             /** Chars */
@@ -1104,6 +1139,11 @@ export interface components {
             page: number;
             /** Page Count */
             page_count: number;
+            /**
+             * Page Label
+             * @description The printed page label (PDF /PageLabels), when it differs.
+             */
+            page_label?: string | null;
             /** Heading Path */
             heading_path: string;
             /** Text */
@@ -1321,7 +1361,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -1409,7 +1449,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude";
             /** Filename */
             filename: string;
             /**
@@ -1417,6 +1457,11 @@ export interface components {
              * @description 1-based page (PDF), section (EPUB) or turn (Perplexity).
              */
             page: number;
+            /**
+             * Page Label
+             * @description The printed page label (PDF /PageLabels), e.g. 'xii' or '166'; None when the PDF has none or it equals the page number
+             */
+            page_label: string | null;
             /** Heading Path */
             heading_path: string;
             /**
@@ -1447,6 +1492,11 @@ export interface components {
              * @description The original's own address on the web (a Perplexity thread).
              */
             origin_url: string | null;
+            /**
+             * Web Sources
+             * @description The web pages the passage's footnote markers cite, by their number in the turn (Perplexity; empty for other kinds).
+             */
+            web_sources: components["schemas"]["WebSource"][];
             /**
              * Url
              * @description The original at this page (set by the API).
@@ -1587,7 +1637,7 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text") | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude") | null;
             error?: components["schemas"]["UploadError"] | null;
         };
         /** VectorStatus */
@@ -1617,6 +1667,18 @@ export interface components {
             suggestion: string | null;
             /** Round */
             round: number;
+        };
+        /**
+         * WebSource
+         * @description A web page a passage cites: its footnote number in the turn, address and title.
+         */
+        WebSource: {
+            /** N */
+            n: number;
+            /** Url */
+            url: string;
+            /** Title */
+            title: string | null;
         };
     };
     responses: never;
@@ -2023,6 +2085,7 @@ export interface operations {
                 };
                 content: {
                     "application/epub+zip": unknown;
+                    "application/json": unknown;
                     "application/pdf": unknown;
                     "text/markdown; charset=utf-8": unknown;
                     "text/plain; charset=utf-8": unknown;
@@ -2471,6 +2534,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LLMStatus"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_message_api_messages__message_id__export_get: {
+        parameters: {
+            query?: {
+                /** @description markdown: the answer and its references; bibtex or csl: the cited documents, one entry each. */
+                format?: "markdown" | "bibtex" | "csl";
+            };
+            header?: never;
+            path: {
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, as a download (Content-Disposition: attachment). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "application/x-bibtex": string;
+                    "application/vnd.citationstyles.csl+json": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
             /** @description Unprocessable Entity */

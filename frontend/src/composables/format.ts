@@ -30,3 +30,13 @@ export function formatSeconds(s: number): string {
   if (m < 60) return `${m} min ${Math.round(s % 60)} s`
   return `${Math.floor(m / 60)} h ${m % 60} min`
 }
+
+/** Kinds whose pages are the turns of a conversation (Perplexity, ChatGPT, Claude). */
+export const TURN_KINDS: readonly string[] = ['perplexity', 'chatgpt', 'claude']
+
+/** A page as cited: "p. 166 (PDF p. 188)" when the printed label differs, else "p. 188". */
+export function pageCitation(kind: string, page: number, label?: string | null): string {
+  if (TURN_KINDS.includes(kind)) return `turn ${page}`
+  if (kind !== 'pdf') return `section ${page}`
+  return label && label !== String(page) ? `p. ${label} (PDF p. ${page})` : `p. ${page}`
+}

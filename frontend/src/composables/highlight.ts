@@ -52,9 +52,10 @@ export function locate(text: string, needle: string, from = 0): [number, number]
   return [hay.map[at]!, hay.map[at + pin.length - 1]! + 1]
 }
 
-/** Find a quote that may be shortened with "…" or "...": its longest piece is enough. */
-export function locateQuote(text: string, quote: string, from = 0): [number, number] | null {
-  const whole = locate(text, quote, from)
+/** Find a quote that may be shortened with "…" or "...": the whole of it, else its longest
+ * piece that ``find`` finds. */
+export function findQuote<T>(quote: string, find: (q: string) => T | null): T | null {
+  const whole = find(quote)
   if (whole) return whole
   const pieces = quote
     .split(/…|\.\.\./)
@@ -62,10 +63,15 @@ export function locateQuote(text: string, quote: string, from = 0): [number, num
     .filter((p) => p.length >= 12)
     .sort((a, b) => b.length - a.length)
   for (const piece of pieces) {
-    const hit = locate(text, piece, from)
+    const hit = find(piece)
     if (hit) return hit
   }
   return null
+}
+
+/** A quote's [start, end) in the text (see findQuote for shortened quotes). */
+export function locateQuote(text: string, quote: string, from = 0): [number, number] | null {
+  return findQuote(quote, (q) => locate(text, q, from))
 }
 
 /** Cut `text` at every range boundary; each run lists the kinds of range covering it. */

@@ -6,6 +6,7 @@ import MarkdownIt, { type StateCore, type Token } from 'markdown-it'
 import { computed, type MaybeRefOrGetter, toValue } from 'vue'
 
 import type { Source } from '@/api/chat'
+import { TURN_KINDS } from './format'
 import { sourceHref } from './sourceLink'
 
 const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g
@@ -64,7 +65,7 @@ function textToken(state: StateCore, content: string): Token {
 /** Where in its document a source is (any string `kind`: DocumentOut types it as one). */
 export function pageLabel(src: Pick<Source, 'page' | 'heading_path'> & { kind: string }): string {
   if (src.kind === 'pdf') return `page ${src.page}`
-  if (src.kind === 'perplexity') return `turn ${src.page}`
+  if (TURN_KINDS.includes(src.kind)) return `turn ${src.page}`
   return src.heading_path ? `§ ${src.heading_path}` : `section ${src.page}`
 }
 

@@ -8,7 +8,7 @@ import mimetypes
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Form, UploadFile, status
 from fastapi.responses import FileResponse, JSONResponse
@@ -28,6 +28,8 @@ from quire.api.schemas import (
     UploadResult,
 )
 from quire.errors import FileTooLarge, NotFound, QuireError
+from quire.ingest.chat_import import import_upload
+from quire.ingest.detect import detect_kind
 from quire.ingest.intake import add_file, safe_filename
 from quire.storage import chunks, documents, jobs
 
@@ -46,6 +48,8 @@ MEDIA_TYPES = {
     "perplexity": "text/markdown; charset=utf-8",
     "markdown": "text/markdown; charset=utf-8",
     "text": "text/plain; charset=utf-8",
+    "chatgpt": "application/json",
+    "claude": "application/json",
 }
 
 
@@ -97,6 +101,22 @@ async def upload_documents(
         try:
             path = await _spool(upload, tmp_dir, settings.max_upload_bytes)
             try:
+                kind = await asyncio.to_thread(_export_kind, path)
+                if kind is not None:
+                    # A ChatGPT or Claude export: a document per conversation, not one file.
+                    summary, job_id = await asyncio.to_thread(
+                        import_upload, db, settings, path, kind
+                    )
+                    changed = summary.new + summary.updated + summary.project_docs_changed
+                    results.append(
+                        UploadResult(
+                            filename=safe_filename(name),
+                            status="queued" if changed else "duplicate",
+                            job_id=job_id,
+                            kind=kind,
+                        )
+                    )
+                    continue
                 intake = await asyncio.to_thread(
                     add_file,
                     db,
@@ -133,6 +153,16 @@ async def upload_documents(
         detail = [r.model_dump() for r in results] if len(results) > 1 else first.detail
         return error_response(first.status_code, first.code, first.message, detail)
     return UploadResponse(files=results)
+
+
+def _export_kind(path: Path) -> Literal["chatgpt", "claude"] | None:
+    """ "chatgpt"/"claude" for an assistant's export; None for anything else (add_file judges
+    and reports it)."""
+    try:
+        kind = detect_kind(path)
+    except QuireError:
+        return None
+    return kind if kind in ("chatgpt", "claude") else None
 
 
 @router.get("", response_model=DocumentList, summary="List documents")

@@ -14,6 +14,7 @@ from quire.retrieval.options import SearchOptions, Strategy
 from quire.retrieval.planner import Plan
 from quire.retrieval.rerank import RerankReport
 from quire.storage.records import Kind
+from quire.storage.web_sources import WebSource
 
 router = APIRouter(prefix="/api", tags=["search"])
 
@@ -31,6 +32,11 @@ class HitOut(BaseModel):
     kind: Kind
     filename: str
     page: int
+    page_label: str | None = Field(
+        default=None,
+        description="The printed page label (PDF /PageLabels), e.g. 'xii' or '166'; None when "
+        "the PDF has none or it equals the page number",
+    )
     heading_path: str
     text: str
     highlights: list[tuple[int, int]] = Field(description="[start, end) spans of matches in text.")
@@ -48,6 +54,11 @@ class HitOut(BaseModel):
     )
     metadata: dict[str, Any]
     context: dict[str, Any] | None = None
+    web_sources: list[WebSource] = Field(
+        default_factory=list,
+        description="The web pages the passage's footnote markers cite, by their number in the "
+        "turn (Perplexity; empty for other kinds).",
+    )
 
 
 class SearchResponse(BaseModel):

@@ -79,4 +79,17 @@ describe('ChatMessage', () => {
     expect(w.text()).toContain('stopped')
     expect(w.get('[role="alert"]').text()).toBe('the LLM stopped')
   })
+
+  it('offers the export of a stored answer, not of one still streaming', () => {
+    const stored = mount(ChatMessage, {
+      props: { message: message() },
+      global: { plugins: [makeRouter()] },
+    })
+    expect(stored.get('[aria-label="Export this answer"]').text()).toContain('Copy as Markdown')
+    const streaming = mount(ChatMessage, {
+      props: { message: message({ status: 'streaming' }) },
+      global: { plugins: [makeRouter()] },
+    })
+    expect(streaming.find('[aria-label="Export this answer"]').exists()).toBe(false)
+  })
 })

@@ -33,7 +33,7 @@ describe('ChatSources', () => {
     expect(items).toHaveLength(2)
     expect(items[0]!.classes()).toContain('cited')
     expect(items[0]!.text()).toContain('Moby-Dick')
-    expect(items[0]!.text()).toContain('page 11')
+    expect(items[0]!.text()).toContain('p. 11')
     expect(items[0]!.get('mark.hit').text()).toBe('whales')
     expect(items[0]!.get('a.title').attributes('href')).toMatch(
       /^\/library\/3\/pages\/11\?chunk=101/,
@@ -41,5 +41,56 @@ describe('ChatSources', () => {
     expect(items[0]!.find('a[href="/api/documents/3/file#page=11"]').exists()).toBe(true)
     expect(items[1]!.text()).toContain('turn 2')
     expect(items[1]!.get('a[href^="https://www.perplexity.ai"]').text()).toContain('thread')
+  })
+
+  it('cites a PDF page by its printed label and the PDF page', () => {
+    const w = mount(ChatSources, {
+      props: { sources: [source(1, { page: 188, page_label: '166' })], cited: [] },
+      global: { plugins: [router] },
+    })
+    expect(w.get('.where').text()).toContain('p. 166 (PDF p. 188)')
+  })
+
+  it("lists a Perplexity passage's web sources beside the thread link", () => {
+    const w = mount(ChatSources, {
+      props: {
+        sources: [
+          source(1, {
+            kind: 'perplexity',
+            page: 3,
+            heading_path: 'figs and Newton > Similarity',
+            url: 'https://www.perplexity.ai/search/pnw-abc',
+            web_sources: [
+              { n: 2, url: 'https://en.wikipedia.org/wiki/Isaac_Newton', title: null },
+              { n: 5, url: 'https://example.org/figs', title: 'All about figs' },
+              { n: 7, url: 'javascript:alert(1)', title: 'Not a link' },
+            ],
+          }),
+          source(2),
+        ],
+        cited: [1],
+      },
+      global: { plugins: [router] },
+    })
+    const [perplexity, pdf] = w.findAll('[data-testid="source"]')
+    expect(perplexity!.get('.where').text().replace(/\s+/g, ' ')).toContain(
+      'turn 3 · figs and Newton > Similarity',
+    )
+    expect(perplexity!.find('a[href^="https://www.perplexity.ai"]').exists()).toBe(true)
+    const webs = perplexity!.findAll('[data-testid="web-source"]')
+    expect(webs.map((li) => li.text())).toEqual([
+      '[2] en.wikipedia.org/wiki/Isaac_Newton ↗',
+      '[5] All about figs ↗',
+    ])
+    const links = perplexity!.findAll('[data-testid="web-source"] a')
+    expect(links.map((a) => a.attributes('href'))).toEqual([
+      'https://en.wikipedia.org/wiki/Isaac_Newton',
+      'https://example.org/figs',
+    ])
+    for (const a of links) {
+      expect(a.attributes('target')).toBe('_blank')
+      expect(a.attributes('rel')).toBe('noopener noreferrer')
+    }
+    expect(pdf!.find('[data-testid="web-source"]').exists()).toBe(false)
   })
 })

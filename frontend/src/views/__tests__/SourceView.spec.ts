@@ -1,11 +1,45 @@
 import { flushPromises, mount } from '@vue/test-utils'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { PDFDocumentProxy } from 'pdfjs-dist'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createMemoryHistory, createRouter } from 'vue-router'
 
 import { doc, fetchRoutes, json, page } from '@/__tests__/fixtures'
+import { openPdf, renderPage } from '@/composables/pdfDocument'
 import SourceView from '../SourceView.vue'
 
-afterEach(() => vi.unstubAllGlobals())
+// pdf.js needs a real browser (canvas, workers): here its two seams are stubbed, and the
+// browser test (tests/e2e/test_browser.py) renders real PDFs in Chromium.
+vi.mock('@/composables/pdfDocument', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('@/composables/pdfDocument')>()),
+  openPdf: vi.fn(),
+  renderPage: vi.fn(),
+}))
+
+const destroy = vi.fn()
+
+/** pdf.js as renderPage leaves it: one text-layer span per item, in the layer's element. */
+function textLayerOf(items: { str: string; hasEOL: boolean }[]) {
+  vi.mocked(openPdf).mockResolvedValue({ destroy } as unknown as PDFDocumentProxy)
+  vi.mocked(renderPage).mockImplementation(async (_pdf, _n, _canvas, layer) => {
+    const spans = items.map((item) => {
+      const span = document.createElement('span')
+      span.textContent = item.str
+      layer.append(span)
+      return span
+    })
+    return { width: 612, height: 792, scale: 1, items, spans }
+  })
+}
+
+beforeEach(() => {
+  localStorage.clear()
+  Element.prototype.scrollIntoView = vi.fn()
+})
+afterEach(() => {
+  vi.unstubAllGlobals()
+  vi.mocked(openPdf).mockReset()
+  vi.mocked(renderPage).mockReset()
+})
 
 async function mountAt(url: string) {
   const router = createRouter({
@@ -24,7 +58,7 @@ async function mountAt(url: string) {
 
 describe('SourceView', () => {
   it('highlights the cited chunk, the quote and the matches on the right page', async () => {
-    Element.prototype.scrollIntoView = vi.fn()
+    localStorage.setItem('quire.sourceView', 'text') // the reader chose the text view
     vi.stubGlobal(
       'fetch',
       fetchRoutes({
@@ -92,5 +126,146 @@ describe('SourceView', () => {
     )
     const w = await mountAt('/library/3/pages/99')
     expect(w.get('[role="alert"]').text()).toBe('document 3 has no page 99 (it has 5)')
+  })
+
+  it('renders a PDF page and marks the quote on the text-layer spans it covers', async () => {
+    textLayerOf([
+      { str: 'Intro line.', hasEOL: true },
+      { str: 'The tide ri-', hasEOL: true },
+      { str: 'ses twice a day near the ', hasEOL: false },
+      { str: 'harbor. Whales follow it.', hasEOL: true },
+    ])
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3, { title: 'Tides' })),
+        'GET /api/documents/3/pages/2': () => json(page()),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8&quote=rises%20twice%20a%20day')
+    expect(vi.mocked(renderPage).mock.calls[0]![1]).toBe(2)
+    const pdfPage = w.get('[data-testid="pdf-page"]')
+    expect(pdfPage.attributes('data-state')).toBe('ready')
+    expect(pdfPage.attributes('data-match')).toBe('text')
+    const quote = w.findAll('.textLayer mark.pdf-hl.quote').map((m) => m.text())
+    expect(quote).toEqual(['ri-', 'ses twice a day'])
+    const passage = w.findAll('.textLayer mark.pdf-hl.passage').map((m) => m.element.textContent)
+    expect(passage.join('|')).toBe(
+      'The tide |ri-|ses twice a day| near the |harbor. Whales follow it.',
+    )
+    // Marks live inside the spans (so they sit over the glyphs), and the text is unchanged.
+    expect(w.findAll('.textLayer > span').map((s) => s.element.textContent)[2]).toBe(
+      'ses twice a day near the ',
+    )
+    expect(w.find('[data-testid="page-text"]').exists()).toBe(false)
+    expect(w.find('[data-testid="not-found"]').exists()).toBe(false)
+    expect(Element.prototype.scrollIntoView).toHaveBeenCalled()
+
+    // The toggle keeps the text view, and remembers the choice.
+    await w.get('button[aria-pressed="false"]').trigger('click')
+    expect(w.find('[data-testid="pdf-page"]').exists()).toBe(false)
+    expect(w.get('mark.quote').text()).toBe('rises twice a day')
+    expect(localStorage.getItem('quire.sourceView')).toBe('text')
+    expect(destroy).toHaveBeenCalled()
+  })
+
+  it('draws boxes over the OCR words of a scanned page', async () => {
+    textLayerOf([])
+    const ocr_words = {
+      width: 600,
+      height: 800,
+      unit: 'pt',
+      words: [
+        [60, 100, 120, 112, 'Replace'],
+        [126, 100, 150, 112, 'the'],
+        [156, 100, 230, 112, 'hydrau-'],
+        [60, 120, 90, 132, 'lic'],
+        [96, 120, 150, 132, 'pump.'],
+      ],
+    }
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3)),
+        'GET /api/documents/3/pages/2': () =>
+          json(
+            page({ source: 'ocr', text: 'Replace the hydraulic pump.', metadata: { ocr_words } }),
+          ),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?quote=the%20hydraulic%20pump')
+    expect(w.get('[data-testid="pdf-page"]').attributes('data-match')).toBe('ocr')
+    const boxes = w.findAll('.ocr-box.quote')
+    expect(boxes).toHaveLength(4)
+    expect(boxes[0]!.attributes('style')).toContain('left: 21%')
+    expect(boxes[0]!.attributes('style')).toContain('top: 12.5%')
+    expect(boxes[0]!.attributes('style')).toContain('width: 4%')
+  })
+
+  it('falls back to the text view with a message when pdf.js cannot open the file', async () => {
+    vi.mocked(openPdf).mockRejectedValue(
+      Object.assign(new Error('No password given'), { name: 'PasswordException' }),
+    )
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3)),
+        'GET /api/documents/3/pages/2': () => json(page()),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8&quote=rises%20twice%20a%20day')
+    expect(w.get('[data-testid="render-error"]').text()).toBe(
+      'The page could not be rendered (the PDF is encrypted with a password); showing the extracted text.',
+    )
+    expect(w.find('[data-testid="pdf-page"]').exists()).toBe(false)
+    expect(w.find('[data-testid="view-toggle"]').exists()).toBe(false)
+    expect(w.get('mark.quote').text()).toBe('rises twice a day')
+  })
+
+  it('falls back on a file too large to render, without fetching it', async () => {
+    const { openPdf: realOpen } = await vi.importActual<typeof import('@/composables/pdfDocument')>(
+      '@/composables/pdfDocument',
+    )
+    vi.mocked(openPdf).mockImplementation(realOpen)
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3, { byte_size: 400 * 1024 * 1024 })),
+        'GET /api/documents/3/pages/2': () => json(page()),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8')
+    expect(w.get('[data-testid="render-error"]').text()).toContain(
+      'the file is too large to render here (400 MB)',
+    )
+    expect(w.findAll('mark.passage').length).toBeGreaterThan(0)
+  })
+
+  it('cites the printed page label beside the PDF page', async () => {
+    textLayerOf([])
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3)),
+        'GET /api/documents/3/pages/2': () =>
+          json({ ...page({ page: 188, page_count: 400 }), page_label: '166' }),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2')
+    expect(w.text()).toContain('p. 166 (PDF p. 188) of 400')
+  })
+
+  it('shows EPUB sections as text only, without the toggle', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3, { kind: 'epub' })),
+        'GET /api/documents/3/pages/2': () => json(page()),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8')
+    expect(w.find('[data-testid="view-toggle"]').exists()).toBe(false)
+    expect(w.find('[data-testid="page-text"]').exists()).toBe(true)
+    expect(openPdf).not.toHaveBeenCalled()
   })
 })

@@ -1,0 +1,54 @@
+"""``quire watch``: keep folders in step with the library (see ingest/watch.py)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from quire.cli.common import console, error, settings
+from quire.ingest.folder import FolderMissing, FolderSync
+from quire.ingest.watch import watch_folders
+from quire.storage.migrate import open_database
+
+
+@click.command()
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--once", is_flag=True, help="Catch up once and exit (no watching).")
+def watch(dirs: tuple[Path, ...], once: bool) -> None:
+    """Watch folders (default: $QUIRE_WATCH_DIRS): new and changed files are ingested, deleted
+    ones hidden from search, renames followed. Run `quire worker` to process the queue."""
+    config = settings()
+    roots = [d.expanduser().absolute() for d in dirs] or config.watch_dir_list
+    if not roots:
+        error("no folder to watch: name one, or set QUIRE_WATCH_DIRS")
+        raise SystemExit(2)
+    db = open_database(config)
+    try:
+        if once:
+            for root in roots:
+                try:
+                    report = FolderSync(db, config, root).sync()
+                except FolderMissing as exc:
+                    error(exc.message)
+                    continue
+                console.print(f"{root}: {report}")
+            return
+        stop = threading.Event()
+
+        def _handle(signum: int, _frame: FrameType | None) -> None:
+            stop.set()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, _handle)
+        threads = watch_folders(db, config, roots, stop)
+        console.print("watching " + ", ".join(str(r) for r in roots) + " (Ctrl-C to stop)")
+        while not stop.wait(1.0):
+            pass
+        for thread in threads:
+            thread.join(timeout=10)
+    finally:
+        db.dispose()

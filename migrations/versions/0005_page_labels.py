@@ -1,0 +1,26 @@
+"""Pages: ``label``, the printed page number a PDF declares in /PageLabels ("xii", "166",
+"A-3"). NULL for existing pages until their document is ingested again, as for documents
+without labels: they are cited by their physical number.
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-12-02
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0005"
+down_revision: str | None = "0004"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.add_column("pages", sa.Column("label", sa.Text, nullable=True))
+
+
+def downgrade() -> None:
+    op.drop_column("pages", "label")
