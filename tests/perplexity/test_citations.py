@@ -14,6 +14,10 @@ from fastapi.testclient import TestClient
 from quire.api.routes.openai_compat import sources_text
 from quire.app import create_app
 from quire.config import Settings
+from quire.mcp import library as mcp_library
+from quire.mcp.citations import Links
+from quire.retrieval.options import SearchOptions
+from quire.runtime import Runtime
 from quire.storage.web_sources import WebSource
 from quire.synthesis.events import Source
 from tests.api.library import load_library
@@ -134,3 +138,14 @@ def test_cli_search_and_ask_print_the_web_sources(tmp_path: Path) -> None:
     _, _, listed = r.stdout.partition("\nSources\n")
     assert f"(perplexity, turn 1) — {TURN1} > Population and area" in listed
     assert f"\n    web [5] {TURN1_URLS[5]}" in listed
+
+
+def test_the_mcp_search_tool_carries_the_web_sources_too(loaded: TestClient) -> None:
+    settings: Settings = loaded.app.state.settings
+    with Runtime.open(settings, llm=False) as rt:
+        result = mcp_library.search(
+            rt, "Idaho population land area square miles", SearchOptions(limit=10), Links()
+        )
+    hit = next(h for h in result.hits if h.heading_path == f"{TURN1} > Population and area")
+    assert {w.n: w.url for w in hit.web_sources} == TURN1_URLS
+    assert all(not h.web_sources for h in result.hits if h.kind != "perplexity")

@@ -154,4 +154,5 @@ def _source(s: Source, links: Links, stored_path: str | None) -> models.Source:
         n=s.n,
         quote=s.quote,
         passage=s.passage,
+        web_sources=s.web_sources,
     )

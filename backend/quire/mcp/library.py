@@ -84,6 +84,7 @@ def _hit(h: Hit, links: Links, stored_path: str | None) -> models.Hit:
             page_label=h.page_label,
         ),
         passage=h.text,
+        web_sources=h.web_sources,
         highlights=h.highlights,
         score=round(h.rerank if h.rerank is not None else h.fused, 4),
     )

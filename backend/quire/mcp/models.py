@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from quire.errors import ErrorBody
 from quire.retrieval.options import Strategy
 from quire.storage.records import DocumentStatus, JobStatus, Kind
+from quire.storage.web_sources import WebSource
 from quire.synthesis.events import AnswerMode
 
 _PAGE = "1-based page (PDF), section (EPUB, markdown), turn (Perplexity) or part (text)."
@@ -34,6 +35,11 @@ class Place(BaseModel):
         description="The original at this page (a PDF opens at the page), or its web address."
     )
     resource: str = Field(description="The page's MCP resource: read it for the full text.")
+    web_sources: list[WebSource] = Field(
+        default_factory=list,
+        description="The web pages the passage's own footnote markers cite (Perplexity, ChatGPT "
+        "and Claude turns); empty for other kinds.",
+    )
 
 
 class Hit(Place):
