@@ -23,8 +23,8 @@ from quire.ingest.pdf import (
     read_text_layer,
 )
 
+# Installed by scripts/install-system-deps.sh (fonts-droid-fallback).
 FONT = Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf")
-pytestmark = pytest.mark.skipif(not FONT.exists(), reason="apt-get install fonts-droid-fallback")
 
 SENTENCE = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。"  # 33 characters
 LINES = [
