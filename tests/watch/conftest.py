@@ -20,7 +20,6 @@ from quire.ingest.folder import ignore_spec, is_ignored
 from quire.ingest.watch import FolderWatcher
 from quire.ingest.worker import Worker
 from quire.storage.db import Database
-from quire.storage.migrate import open_database
 from tests.fakes.embedder import CountingEmbedder
 
 
@@ -34,13 +33,6 @@ def settings(tmp_path: Path) -> Settings:
         watch_rescan_s=30,
         worker_poll_s=0.1,
     )
-
-
-@pytest.fixture
-def db(settings: Settings) -> Iterator[Database]:
-    database = open_database(settings)
-    yield database
-    database.dispose()
 
 
 @pytest.fixture

@@ -36,6 +36,8 @@ that needed rebuilding and has no ``%%EOF`` marker near its end is truncated: Co
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 import logging
 import re
@@ -104,15 +106,9 @@ LAPARAMS = LAParams(
 )
 # For pages in vertical writing: vertical text lines allowed, and columns set up to a column's
 # width apart grouped as one box (vertical text is set with wider gaps than horizontal lines).
-VERTICAL_LAPARAMS = LAParams(
-    line_overlap=0.5,
-    char_margin=2.0,
-    line_margin=1.5,
-    word_margin=0.1,
-    boxes_flow=0.5,
-    detect_vertical=True,
-    all_texts=True,
-)
+VERTICAL_LAPARAMS = copy.copy(LAPARAMS)
+VERTICAL_LAPARAMS.detect_vertical = True
+VERTICAL_LAPARAMS.line_margin = 1.5
 MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
 UPRIGHT_SHARE = 0.3  # ...and the share of the page's characters that must be upright
 DOCUMENT_SAMPLE_CHARS = 200_000  # text of the other pages read to tell a document's language
@@ -493,14 +489,15 @@ def _page_language(
     page: RawPage, document_language: Callable[[], str | None], declared: str | None
 ) -> str | None:
     """The first language the page's text, its fonts, the other pages or /Lang tell."""
+    sources: tuple[Callable[[], str | None], ...] = (
+        lambda: text_language(_CID.sub(" ", page.text)),
+        lambda: page.font_language,
+        document_language,
+        lambda: declared,
+    )
     language = None
-    for source in ("text", "fonts", "document", "declared"):
-        if source == "text":
-            found = text_language(_CID.sub(" ", page.text))
-        elif source == "fonts":
-            found = page.font_language
-        else:
-            found = document_language() if source == "document" else declared
+    for source in sources:
+        found = source()
         if found is None or (language == "zh" and found not in HAN_LANGUAGES):
             continue
         language = found
@@ -511,17 +508,15 @@ def _page_language(
 
 def ocr_languages(layer: TextLayer, wanted: list[int], default: str) -> dict[int, str]:
     """The tesseract language of each page to OCR (see the module docstring)."""
-    document: list[str | None] = []
 
+    @functools.cache  # read once, and only when a page needs it
     def document_language() -> str | None:
-        if not document:  # read once, and only when a page needs it
-            sample, size = [], 0
-            for page in layer.pages:
-                if page.ocr_reason is None and size < DOCUMENT_SAMPLE_CHARS:
-                    sample.append(page.text)
-                    size += len(page.text)
-            document.append(text_language("\n".join(sample)[:DOCUMENT_SAMPLE_CHARS]))
-        return document[0]
+        sample, size = [], 0
+        for page in layer.pages:
+            if page.ocr_reason is None and size < DOCUMENT_SAMPLE_CHARS:
+                sample.append(page.text)
+                size += len(page.text)
+        return text_language("\n".join(sample)[:DOCUMENT_SAMPLE_CHARS])
 
     declared = tag_language(layer.language) if layer.language else None
     by_number = {p.number: p for p in layer.pages}

@@ -140,17 +140,7 @@ def _why_extractive(start: StartEvent | None, done: DoneEvent) -> str | None:
 
 def _source(s: Source, links: Links, stored_path: str | None) -> models.Source:
     return models.Source(
-        **library.place(
-            links,
-            document_id=s.document_id,
-            title=s.title,
-            kind=s.kind,
-            page=s.page,
-            heading_path=s.heading_path,
-            stored_path=stored_path,
-            web_url=s.origin_url,
-            page_label=s.page_label,
-        ),
+        **library.place_of(s, links, stored_path, s.origin_url),
         n=s.n,
         quote=s.quote,
         passage=s.passage,

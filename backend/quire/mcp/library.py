@@ -24,6 +24,7 @@ from quire.runtime import Runtime
 from quire.storage import chunks, documents
 from quire.storage.records import DocumentStatus, Kind
 from quire.storage.schema import documents as documents_table
+from quire.synthesis.events import Source
 
 
 def search(rt: Runtime, query: str, options: SearchOptions, links: Links) -> models.SearchResult:
@@ -70,19 +71,26 @@ def web_url(kind: Kind, metadata: dict[str, Any]) -> str | None:
     return str(url) if kind == "perplexity" and url else None
 
 
+def place_of(
+    item: Hit | Source, links: Links, stored_path: str | None, url: str | None
+) -> dict[str, Any]:
+    """:func:`place` of a search hit or an answer's source (``url``: its web address)."""
+    return place(
+        links,
+        document_id=item.document_id,
+        title=item.title,
+        kind=item.kind,
+        page=item.page,
+        heading_path=item.heading_path,
+        stored_path=stored_path,
+        web_url=url,
+        page_label=item.page_label,
+    )
+
+
 def _hit(h: Hit, links: Links, stored_path: str | None) -> models.Hit:
     return models.Hit(
-        **place(
-            links,
-            document_id=h.document_id,
-            title=h.title,
-            kind=h.kind,
-            page=h.page,
-            heading_path=h.heading_path,
-            stored_path=stored_path,
-            web_url=web_url(h.kind, h.metadata),
-            page_label=h.page_label,
-        ),
+        **place_of(h, links, stored_path, web_url(h.kind, h.metadata)),
         passage=h.text,
         web_sources=h.web_sources,
         highlights=h.highlights,

@@ -150,6 +150,8 @@ class Searcher:
         self.db = db
         self.settings = settings
         self.embedder = embedder
+        #: The languages the embedder covers (its vectors are noise for the others).
+        self.coverage = coverage(embedder.name, settings.embed_languages) if embedder else None
         self.reranker = reranker
         self.mirror = dense.DenseMirror() if settings.dense_mirror else None
         self.term_scores = TermScores(settings.bm25_cache_mb) if settings.bm25_cache_mb else None
@@ -468,23 +470,23 @@ class Searcher:
             elif meta.model != self.embedder.name:
                 why = f"the vector index holds {meta.model}, not {self.embedder.name}"
             else:
-                why = self._unread_language(req.query, self.embedder.name)
+                why = self._unread_language(req.query)
         if why:
             req.notices.append(why)
         return why is None
 
-    def _unread_language(self, query: str, embedder: str) -> str | None:
+    def _unread_language(self, query: str) -> str | None:
         """Why the dense leg is no use for a query in a script the embedder was not trained
         on (its vectors for a Japanese question are noise to an English model: page-QA
         held-out CJK hit@1 0.96 without it, 0.71 with it); None when it may run."""
         language = text_language(query)
         if language is None or language == "latin":
             return None  # Latin script: which language is not told from a short query
-        if coverage(embedder, self.settings.embed_languages).covers(language) is not False:
+        if self.coverage is None or self.coverage.covers(language) is not False:
             return None
         return (
-            f"{embedder} does not cover {language_name(language)}: BM25 and exact legs only "
-            "(a multilingual embedder: see the README's Languages section)"
+            f"{self.coverage.name} does not cover {language_name(language)}: BM25 and exact legs "
+            "only (a multilingual embedder: see the README's Languages section)"
         )
 
     def _submit(
