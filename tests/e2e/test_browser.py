@@ -168,6 +168,11 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     badge = pdf_row.get_by_test_id("language")
     expect(badge).to_have_text("English")
     expect(badge).to_have_attribute("title", "en")
+    # Where each came from (both uploaded here), and the source filter.
+    expect(pdf_row.get_by_test_id("origin")).to_have_text("Upload")
+    pg.get_by_test_id("origin-filter").select_option("upload")
+    expect(rows).to_have_count(2)
+    pg.get_by_test_id("origin-filter").select_option("")
     pg.get_by_label("Search the library").fill("alice")
     expect(rows).to_have_count(1)
     shot(pg, "library")
@@ -236,6 +241,11 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     english = languages.locator('tr[data-language="en"]')
     expect(english.locator("td").nth(1)).to_have_text("2")
     expect(english.get_by_test_id("covered")).to_have_text("✓ covered")
+    # Sources: the two uploads; no watched folder, no import yet.
+    sources = pg.get_by_test_id("sources")
+    expect(sources.locator('tr[data-origin="upload"] td').nth(1)).to_have_text("2")
+    expect(sources.get_by_test_id("folders-empty")).to_contain_text("QUIRE_WATCH_DIRS")
+    expect(sources.get_by_test_id("imports-empty")).to_contain_text("quire import")
     shot(pg, "settings")
 
     # Phone width, dark theme: still readable, nothing wider than the screen.

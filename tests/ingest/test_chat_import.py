@@ -19,6 +19,7 @@ from quire.ingest.chatgpt import parse_conversation as parse_chatgpt
 from quire.ingest.claude import parse_conversation as parse_claude
 from quire.ingest.detect import detect_kind
 from quire.ingest.extract import extract_file
+from quire.storage import source_runs
 from quire.storage.db import Database
 from quire.storage.web_sources import web_sources
 from tests.conftest import DOCS
@@ -262,6 +263,10 @@ def test_import_then_nothing_then_one_changed(
     diff = [a for a, b in zip(after, rows, strict=True) if a != b]
     assert [d[1] for d in diff] == [f"chatgpt:{target['id']}"]
     assert emb.texts and all("owl" in t for t in emb.texts)  # only the changed chunk
+    with db.read() as conn:  # the Settings page's "last import" of this export
+        (last,) = source_runs.latest(conn, "chatgpt")
+    assert last["location"] == str(path.resolve()) and last["ok"]
+    assert (last["summary"]["updated"], last["summary"]["unchanged"]) == (1, 6)
 
 
 def test_a_stored_conversation_reingests_to_the_same_pages(
@@ -360,6 +365,9 @@ def test_bad_exports_are_refused_and_nothing_is_stored(
         with pytest.raises(error, match=message):
             import_export(db, settings, emb, path, "chatgpt")
     assert _doc_rows(db) == [] and emb.texts == []
+    with db.read() as conn:
+        failed = source_runs.latest(conn, "chatgpt")
+    assert len(failed) == len(cases) and not any(r["ok"] for r in failed)
 
 
 def test_a_broken_conversation_is_skipped_the_rest_imported(

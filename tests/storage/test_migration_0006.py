@@ -43,7 +43,7 @@ def test_upgrade_keeps_the_data_and_admits_the_new_kinds(tmp_path: Path) -> None
             with conn.begin_nested():
                 conn.exec_driver_sql(INSERT_DOC, ("chatgpt", "s2"))
     before = _schema(db)
-    upgrade(db)
+    upgrade(db, "0006")
     after = _schema(db)
     assert before.keys() == after.keys()
     assert {k: v for k, v in before.items() if k != "documents"} == {

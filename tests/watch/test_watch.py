@@ -13,10 +13,10 @@ import pytest
 from sqlalchemy import text
 
 from quire.config import Settings
-from quire.ingest.folder import REMOVED, FolderSync
+from quire.ingest.folder import REMOVED, FolderMissing, FolderSync
 from quire.ingest.worker import Worker
 from quire.retrieval.filters import Filter
-from quire.storage import documents
+from quire.storage import documents, source_runs
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
 from tests.watch.conftest import library, matches, settle, visible, watching
@@ -264,3 +264,36 @@ def test_an_obsidian_note_keeps_front_matter_wikilinks_and_headings(
     assert [p.heading_path for p in pages] == ["Papers", "Papers > Follow-ups"]
     assert "[[Attention Is All You Need|the transformer]]" in pages[0].text
     assert "[[RoBERTa]]" in pages[1].text
+
+
+def test_passes_and_a_missing_folder_are_listed_for_the_settings_page(
+    vault: Path, tmp_path: Path, db: Database, settings: Settings
+) -> None:
+    sync = FolderSync(db, settings, vault)
+    sync.sync()  # the first pass is noted even when nothing changed
+    (vault / "a.md").write_text("# A\n\nA note.")
+    FolderSync(db, settings, vault, clock=lambda: time.time() + 60).sync()  # a restart
+    sync.sync()  # no change: not noted
+    with db.read() as conn:
+        runs = source_runs.latest(conn, "folder")
+        listed = source_runs.library_sources(conn, [vault, tmp_path / "never"])
+    (run,) = runs
+    assert run["location"] == str(vault) and run["ok"] and run["summary"]["added"] == 1
+    folders = {f["path"]: f for f in listed["watched_folders"]}
+    assert folders[str(vault)]["documents"] == 1 and folders[str(vault)]["configured"]
+    assert folders[str(tmp_path / "never")] == {
+        "path": str(tmp_path / "never"),
+        "configured": True,
+        "exists": False,
+        "documents": 0,
+        "removed": 0,
+        "last_run": None,
+    }
+    shutil.rmtree(vault)
+    for _ in range(3):  # noted once, not at every rescan
+        with pytest.raises(FolderMissing):
+            sync.sync()
+    with db.read() as conn:
+        (gone,) = source_runs.latest(conn, "folder")
+        count = conn.exec_driver_sql("SELECT count(*) FROM source_runs").scalar()
+    assert not gone["ok"] and "is missing" in gone["error"] and count == 3

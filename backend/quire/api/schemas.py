@@ -9,7 +9,7 @@ from fastapi import Path
 from pydantic import AfterValidator, BaseModel, Field
 
 from quire.errors import ErrorBody
-from quire.storage.records import MAX_ID, Kind
+from quire.storage.records import MAX_ID, Kind, Origin
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -61,6 +61,11 @@ class DocumentOut(BaseModel):
     language: str | None = Field(
         description="Detected at ingest: en, fr, ja, zh-Hans, zh-Hant, ar … (null: too little "
         "text to tell).",
+    )
+    origin: Origin = Field(
+        description="Where it came from: upload (also `quire ingest`, MCP), folder (a watched "
+        "folder), chatgpt, claude, perplexity, zotero, web (an MCP download). Details (the "
+        "folder, the Zotero item) are in metadata.origin.",
     )
     job: JobBrief | None = None
 
@@ -179,6 +184,46 @@ class LanguagesOut(BaseModel):
     hint: str | None = Field(
         description="What to set when a language is not covered (or the coverage is unknown)."
     )
+
+
+class OriginCount(BaseModel):
+    origin: Origin
+    documents: int
+    chunks: int
+
+
+class SourceRun(BaseModel):
+    source: Literal["chatgpt", "claude", "perplexity", "zotero", "folder"]
+    location: str = Field(description="The export, Zotero library or folder that was read.")
+    started_at: UtcDateTime
+    finished_at: UtcDateTime
+    ok: bool
+    summary: dict[str, Any] = Field(description="What it did: new, updated, unchanged, … .")
+    error: str | None = Field(description="Why it failed (ok is false).")
+
+
+class WatchedFolder(BaseModel):
+    path: str
+    configured: bool = Field(description="Named in QUIRE_WATCH_DIRS (else: only `quire watch`).")
+    exists: bool = Field(description="False: the folder is gone or unmounted.")
+    documents: int
+    removed: int = Field(description="Documents whose file left the folder (hidden, kept).")
+    last_run: SourceRun | None = Field(description="The last pass that changed something.")
+
+
+class FacetCount(BaseModel):
+    name: str
+    documents: int
+
+
+class SourcesOut(BaseModel):
+    origins: list[OriginCount] = Field(description="Documents by where they came from.")
+    watched_folders: list[WatchedFolder]
+    imports: list[SourceRun] = Field(
+        description="The last import of each export or library, newest first."
+    )
+    collections: list[FacetCount] = Field(description="Zotero collections (paths), A–Z.")
+    tags: list[FacetCount] = Field(description="Zotero tags, A–Z.")
 
 
 class ErrorOut(BaseModel):

@@ -22,13 +22,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from quire.cli.common import error, settings
-from quire.cli.search import kind_option, language_option, mode_option
+from quire.cli.search import kind_option, language_option, mode_option, source_options
 from quire.config import HydeMode
 from quire.errors import QuireError
 from quire.retrieval.options import HYDE_MODES, STRATEGIES, RetrievalOptions, Strategy
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
-from quire.storage.records import Kind, place
+from quire.storage.records import Kind, Origin, place
 from quire.storage.web_sources import describe
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.engine import ChatEngine
@@ -160,6 +160,7 @@ def chat_options(fn: FC) -> FC:
         ),
         kind_option(),
         language_option(),
+        source_options,
         click.option("--no-rerank", is_flag=True, help="Keep the fusion order."),
         click.option("--no-llm", is_flag=True, help="Answer extractively, without the LLM."),
     ]
@@ -174,6 +175,9 @@ def _asking(
     doc_ids: tuple[int, ...],
     kinds: tuple[Kind, ...],
     languages: tuple[str, ...],
+    origins: tuple[Origin, ...],
+    collections: tuple[str, ...],
+    tags: tuple[str, ...],
     no_rerank: bool,
     no_llm: bool,
 ) -> Asking:
@@ -183,6 +187,9 @@ def _asking(
         document_ids=doc_ids,
         kinds=kinds,
         languages=languages,
+        origins=origins,
+        collections=collections,
+        tags=tags,
         rerank=not no_rerank,
     )
     return Asking(options, use_llm=not no_llm)

@@ -1,7 +1,9 @@
-"""``quire import chatgpt|claude PATH``: thin, the work is in quire/ingest/chat_import.py.
+"""``quire import chatgpt|claude|zotero PATH``: thin, the work is in quire/ingest/chat_import.py
+and quire/ingest/zotero.py.
 
-Exit status: 0 done (also when nothing changed; conversations that could not be read are
-listed, the others imported), 1 the export could not be read, or none of its conversations.
+Exit status: 0 done (also when nothing changed; conversations or attachments that could not be
+read are listed, the others imported), 1 the export or library could not be read, none of its
+conversations could, or (``--wait``) a queued file failed to ingest.
 """
 
 from __future__ import annotations
@@ -13,17 +15,31 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from quire.cli.common import console, err_console, error, fail, settings
+from quire.cli.common import console, err_console, error, fail, run_jobs, settings
 from quire.embed import make_embedder
 from quire.errors import QuireError
 from quire.ingest.chat_export import NAMES, Source
 from quire.ingest.chat_import import ImportSummary, import_export
+from quire.ingest.zotero import ZoteroSummary, import_zotero
 from quire.storage.migrate import open_database
 
 
 @click.group("import")
 def import_group() -> None:
-    """Import an assistant's chat history: one document per conversation, a page per turn."""
+    """Import an assistant's chat history (one document per conversation, a page per turn) or a
+    Zotero library (its PDF and EPUB attachments, with the items' metadata)."""
+
+
+def _bar(as_json: bool) -> Progress:
+    """The import's progress bars (on stderr; none with --json)."""
+    return Progress(
+        TextColumn("{task.description:>10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=as_json,
+    )
 
 
 def _run(source: Source, path: Path, as_json: bool) -> None:
@@ -31,14 +47,7 @@ def _run(source: Source, path: Path, as_json: bool) -> None:
     db = open_database(config)
     embedder = make_embedder(config)
     try:
-        with Progress(
-            TextColumn("{task.description:>10}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=as_json,
-        ) as bar:
+        with _bar(as_json) as bar:
             tasks: dict[str, int] = {}
 
             def progress(stage: str, done: int, total: int) -> None:
@@ -99,3 +108,55 @@ def claude(path: Path, as_json: bool) -> None:
     """A claude.ai export: the zip, conversations.json (projects.json beside it is read too),
     or the unzipped folder."""
     _run("claude", path, as_json)
+
+
+@import_group.command()
+@_PATH
+@click.option(
+    "--base-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Zotero's base directory, for linked files stored relative to it.",
+)
+@click.option("--wait", is_flag=True, help="Process the queued files here; wait until ready.")
+@_JSON
+def zotero(path: Path, base_dir: Path | None, wait: bool, as_json: bool) -> None:
+    """A Zotero library: its data directory (zotero.sqlite, read from a copy, and storage/), or
+    a Better BibTeX JSON, BibTeX/BibLaTeX (with file fields) or CSL JSON export. Run it again
+    to bring the library up to date: only new and changed items are read."""
+    config = settings()
+    db = open_database(config)
+    try:
+        with _bar(as_json) as bar:
+            task = bar.add_task("attachments", total=None)
+
+            def progress(done: int, total: int, _label: str) -> None:
+                bar.update(task, completed=done, total=total)
+
+            summary = import_zotero(db, config, path, base_dir=base_dir, progress=progress)
+    except QuireError as exc:
+        db.dispose()
+        fail(exc)
+    failures = run_jobs(config, db, summary.jobs) if wait and summary.jobs else 0
+    db.dispose()
+    _report_zotero(summary, as_json, waited=wait)
+    sys.exit(1 if failures else 0)
+
+
+def _report_zotero(summary: ZoteroSummary, as_json: bool, *, waited: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
+        return
+    for what, why in summary.skipped:
+        err_console.print(f"[yellow]skipped[/yellow] {what}: {why}")
+    console.print(
+        f"Zotero ({summary.format}) {summary.location}: {summary.items} items, "
+        f"{summary.attachments} attachments: {summary.new} new, {summary.updated} updated, "
+        f"{summary.metadata} with new metadata, {summary.unchanged} unchanged, "
+        f"{summary.removed} removed, {len(summary.skipped)} skipped"
+    )
+    if summary.note:
+        console.print(summary.note)
+    if summary.jobs and not waited:
+        console.print(
+            "Run [bold]quire worker[/bold] (or [bold]make run[/bold]) to process the queue."
+        )

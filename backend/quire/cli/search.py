@@ -15,7 +15,7 @@ from quire.config import LANGUAGE_TAG, canonical_tag
 from quire.errors import QuireError
 from quire.retrieval.options import STRATEGIES, SearchOptions, Strategy
 from quire.runtime import Runtime
-from quire.storage.records import KINDS, Kind, place
+from quire.storage.records import KINDS, ORIGINS, Kind, Origin, place
 from quire.storage.web_sources import describe
 
 
@@ -49,6 +49,33 @@ def _language_tags(
     return tuple(canonical_tag(t) for t in tags)
 
 
+def source_options(fn: FC) -> FC:
+    """``--origin``, ``--collection`` and ``--tag``: only documents from some sources, or in
+    some Zotero collections or with some Zotero tags (each repeatable)."""
+    options: list[Callable[[FC], FC]] = [
+        click.option(
+            "--origin",
+            "origins",
+            multiple=True,
+            type=click.Choice(ORIGINS),
+            help="Only documents from this source (repeat).",
+        ),
+        click.option(
+            "--collection",
+            "collections",
+            multiple=True,
+            metavar="PATH",
+            help='Only documents in this Zotero collection, e.g. "Thesis/Methods" (repeat).',
+        ),
+        click.option(
+            "--tag", "tags", multiple=True, help="Only documents with this Zotero tag (repeat)."
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
 def mode_option() -> Callable[[FC], FC]:
     return click.option(
         "--mode", type=click.Choice(STRATEGIES), default=None, help="Candidate pool."
@@ -62,6 +89,7 @@ def mode_option() -> Callable[[FC], FC]:
 @click.option("--doc", "doc_ids", type=int, multiple=True, help="Only this document (repeat).")
 @kind_option()
 @language_option()
+@source_options
 @mode_option()
 @click.option("--no-rerank", is_flag=True, help="Keep the fusion order.")
 def search(
@@ -71,6 +99,9 @@ def search(
     doc_ids: tuple[int, ...],
     kinds: tuple[Kind, ...],
     languages: tuple[str, ...],
+    origins: tuple[Origin, ...],
+    collections: tuple[str, ...],
+    tags: tuple[str, ...],
     mode: Strategy | None,
     no_rerank: bool,
 ) -> None:
@@ -80,6 +111,9 @@ def search(
         document_ids=doc_ids,
         kinds=kinds,
         languages=languages,
+        origins=origins,
+        collections=collections,
+        tags=tags,
         rerank=not no_rerank,
         limit=limit,
     )

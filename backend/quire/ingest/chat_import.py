@@ -23,13 +23,14 @@ from typing import Any
 
 from quire.config import Settings
 from quire.embed.base import Embedder
-from quire.errors import CorruptFile
+from quire.errors import CorruptFile, QuireError
 from quire.ingest.bulk import BulkProgress, Record, ingest_records
 from quire.ingest.chat_export import NAMES, Source, parse, read_export
 from quire.ingest.claude import project_documents
 from quire.ingest.markdown import parse_markdown
-from quire.storage import jobs
+from quire.storage import jobs, source_runs
 from quire.storage.db import Database
+from quire.storage.schema import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +139,19 @@ def import_export(
     source: Source,
     *,
     progress: BulkProgress | None = None,
+    location: str | None = None,
 ) -> ImportSummary:
     """Import a ChatGPT or Claude export (zip, conversations.json or its folder); see the module
-    docstring. Without an embedder the chunks wait for a ``reembed`` job."""
-    export = read_export(path, source, max_unpacked_bytes=settings.max_unpacked_mb << 20)
+    docstring. Without an embedder the chunks wait for a ``reembed`` job. The run is noted in
+    ``source_runs`` under ``location`` (default: the export's path)."""
+    started = utcnow()
+    where = location or str(path.expanduser().resolve())
+    try:
+        export = read_export(path, source, max_unpacked_bytes=settings.max_unpacked_mb << 20)
+    except QuireError as exc:
+        with db.write() as conn:
+            source_runs.record(conn, source, where, started, error=exc.message)
+        raise
     summary = ImportSummary(source)
     records = list(conversation_records(export.conversations, source, summary))
     stats = ingest_records(db, settings, embedder, records, progress=progress)
@@ -155,6 +165,10 @@ def import_export(
         doc_stats = ingest_records(db, settings, embedder, docs)
         summary.project_docs_changed = doc_stats.added + doc_stats.updated
         summary.embedded += doc_stats.embedded
+    with db.write() as conn:
+        report = summary.as_dict()
+        report["skipped"] = len(summary.skipped)
+        source_runs.record(conn, source, where, started, summary=report)
     log.info(
         "%s import of %s: %d conversations, %d new, %d updated, %d unchanged, %d skipped",
         NAMES[source],
@@ -169,11 +183,12 @@ def import_export(
 
 
 def import_upload(
-    db: Database, settings: Settings, path: Path, source: Source
+    db: Database, settings: Settings, path: Path, source: Source, filename: str | None = None
 ) -> tuple[ImportSummary, int | None]:
     """An uploaded export: stored at once (searchable by keyword), embedded by a ``reembed``
     job for the worker; returns the summary and that job (None when nothing changed)."""
-    summary = import_export(db, settings, None, path, source)
+    where = f"upload: {filename}" if filename else None
+    summary = import_export(db, settings, None, path, source, location=where)
     if summary.conversations == 0 and summary.skipped:
         what, why = summary.skipped[0]
         raise CorruptFile(

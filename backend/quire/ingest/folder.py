@@ -17,6 +17,7 @@ patterns of a ``.quireignore`` at the folder's top.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -34,7 +35,7 @@ from quire.config import Settings
 from quire.errors import InputError, QuireError
 from quire.hashing import sha256_file
 from quire.ingest.intake import add_file, safe_filename
-from quire.storage import documents, jobs
+from quire.storage import documents, jobs, source_runs
 from quire.storage.db import Database
 from quire.storage.schema import documents as documents_table
 from quire.storage.schema import utcnow
@@ -60,7 +61,7 @@ DEFAULT_IGNORE = (
     "*.download",
     "__pycache__/",
 )
-REMOVED = "removed from its watched folder"
+REMOVED = source_runs.FOLDER_REMOVED
 
 Stat = tuple[int, int]  # (size, mtime_ns)
 
@@ -142,6 +143,8 @@ class FolderSync:
         self.spec = ignore_spec(self.root)
         self._first_seen: dict[str, tuple[Stat, float]] = {}
         self._refused: dict[str, Stat] = {}  # unsupported or duplicate: not retried unchanged
+        self._passes = 0
+        self._missing = False
 
     def ignored(self, rel: str, *, is_dir: bool = False) -> bool:
         """Whether a path relative to the folder is ignored (or inside an ignored folder)."""
@@ -198,9 +201,21 @@ class FolderSync:
         return now - seen[1] >= wait
 
     def sync(self) -> SyncReport:
-        """One pass: catch the library up with the folder. FolderMissing if it is not there."""
+        """One pass: catch the library up with the folder. FolderMissing if it is not there.
+
+        The first pass, each pass that changed something, and the folder going missing are
+        noted in ``source_runs`` (the Settings page's list of watched folders)."""
+        started = utcnow()
         report = SyncReport()
-        files = self.scan()
+        try:
+            files = self.scan()
+        except FolderMissing as exc:
+            if not self._missing:
+                self._missing = True
+                with self.db.write() as conn:
+                    source_runs.record(conn, "folder", str(self.root), started, error=exc.message)
+            raise
+        first, self._missing, self._passes = self._passes == 0, False, self._passes + 1
         now = self.clock()
         with self.db.read() as conn:
             docs = self.tracked(conn)
@@ -228,6 +243,11 @@ class FolderSync:
         self._refused = {r: v for r, v in self._refused.items() if r in files}
         if report.changed or report.purged:
             log.info("watched folder %s: %s", self.root, report)
+        if first or report.changed or report.purged:
+            with self.db.write() as conn:
+                source_runs.record(
+                    conn, "folder", str(self.root), started, summary=dataclasses.asdict(report)
+                )
         return report
 
     def _take(self, rel: str, stat: Stat, doc: Tracked | None, report: SyncReport) -> None:
@@ -288,13 +308,7 @@ class FolderSync:
 
     def _set_origin(self, doc_id: int, rel: str, stat: Stat) -> None:
         with self.db.write() as conn:
-            conn.execute(
-                text(
-                    "UPDATE documents SET metadata = json_set(metadata, '$.origin', json(:o)) "
-                    "WHERE id = :id"
-                ),
-                {"o": json.dumps(self._origin(rel, stat)), "id": doc_id},
-            )
+            documents.set_origin(conn, doc_id, self._origin(rel, stat))
 
     def _rename(self, digest: str, rel: str, stat: Stat) -> bool:
         """A document from a watched folder whose file is gone, with these bytes, moves here."""

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ from quire.perplexity.render import (
     thread_info,
 )
 from quire.perplexity.status import SyncLock, record_login, update_status
+from quire.storage import source_runs
 from quire.storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -285,6 +287,11 @@ class _Run:
         )
 
 
+def _naive_utc(iso: str) -> datetime:
+    """An ISO time as the naive UTC that SQLite DateTime columns store."""
+    return datetime.fromisoformat(iso).astimezone(UTC).replace(tzinfo=None)
+
+
 def run_sync(
     settings: Settings,
     db: Database,
@@ -353,5 +360,14 @@ def run_sync(
                 "requests": report.requests,
             },
         )
+        with db.write() as conn:
+            source_runs.record(
+                conn,
+                "perplexity",
+                settings.perplexity_url,
+                _naive_utc(started),
+                summary={**asdict(report.counts), "errors": len(report.errors)},
+                error=None if outcome == "ok" else message or outcome,
+            )
         if own_lock:
             held.release()

@@ -1,5 +1,6 @@
 """Which documents a search may return: always only ``ready`` ones, optionally only some
-documents, kinds or languages. Applied inside each leg's query, not after it."""
+documents, kinds, languages, origins, Zotero collections or tags. Applied inside each leg's
+query, not after it."""
 
 from __future__ import annotations
 
@@ -14,21 +15,39 @@ from quire.retrieval.options import RetrievalOptions
 
 @dataclass(frozen=True)
 class Filter:
-    """Document ids, kinds and/or languages to search (empty: all ready documents)."""
+    """Document ids, kinds, languages, origins, collections and/or tags to search (each empty:
+    no restriction; all given: a document must pass each)."""
 
     document_ids: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, options: RetrievalOptions) -> Filter:
         """The filter a request's options ask for."""
-        return cls(tuple(options.document_ids), tuple(options.kinds), tuple(options.languages))
+        return cls(
+            tuple(options.document_ids),
+            tuple(options.kinds),
+            tuple(options.languages),
+            tuple(options.origins),
+            tuple(options.collections),
+            tuple(options.tags),
+        )
 
     @property
     def narrows(self) -> bool:
         """Whether it lets through fewer than all ready documents."""
-        return bool(self.document_ids or self.kinds or self.languages)
+        return bool(
+            self.document_ids
+            or self.kinds
+            or self.languages
+            or self.origins
+            or self.collections
+            or self.tags
+        )
 
     def sql(self, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
         """A WHERE fragment over the chunk and document aliases, with its parameters."""
@@ -43,6 +62,23 @@ class Filter:
         if self.languages:
             parts.append(f"{doc}.language IN (SELECT value FROM json_each(:flt_langs))")
             params["flt_langs"] = json.dumps(list(self.languages))
+        if self.origins:
+            parts.append(f"{doc}.origin IN (SELECT value FROM json_each(:flt_origins))")
+            params["flt_origins"] = json.dumps(list(self.origins))
+        if self.collections:
+            # A collection's path, or a parent of it ("Thesis" holds "Thesis/Methods").
+            parts.append(
+                f"EXISTS (SELECT 1 FROM json_each({doc}.metadata, '$.origin.collections') c, "
+                "json_each(:flt_colls) f WHERE c.value = f.value "
+                "OR substr(c.value, 1, length(f.value) + 1) = f.value || '/')"
+            )
+            params["flt_colls"] = json.dumps(list(self.collections))
+        if self.tags:
+            parts.append(
+                f"EXISTS (SELECT 1 FROM json_each({doc}.metadata, '$.origin.tags') t "
+                "WHERE t.value IN (SELECT value FROM json_each(:flt_tags)))"
+            )
+            params["flt_tags"] = json.dumps(list(self.tags))
         return " AND ".join(parts), params
 
     def allowed_documents(self, conn: Connection) -> set[int]:

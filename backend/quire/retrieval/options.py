@@ -12,7 +12,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from quire.config import LANGUAGE_TAG, HydeMode, canonical_tag
-from quire.storage.records import Id, Kind
+from quire.storage.records import Id, Kind, Origin
 
 Strategy = Literal["precise", "exhaustive"]
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
@@ -44,6 +44,20 @@ class RetrievalOptions(BaseModel):
     kinds: tuple[Kind, ...] = Field(default=(), description="Only these kinds (default: all).")
     languages: tuple[LanguageTag, ...] = Field(
         default=(), max_length=100, description="Document languages to search (empty: all)"
+    )
+    origins: tuple[Origin, ...] = Field(
+        default=(),
+        description="Only documents from these sources: upload, folder, chatgpt, claude, "
+        "perplexity, zotero, web (empty: all).",
+    )
+    collections: tuple[Annotated[str, Field(min_length=1, max_length=500)], ...] = Field(
+        default=(),
+        max_length=100,
+        description="Only documents in these Zotero collections (a collection's path, "
+        '"Thesis/Methods"; a parent includes its subcollections).',
+    )
+    tags: tuple[Annotated[str, Field(min_length=1, max_length=500)], ...] = Field(
+        default=(), max_length=100, description="Only documents with one of these Zotero tags."
     )
     rerank: bool = Field(default=True, description="Rerank with the cross-encoder if installed.")
 

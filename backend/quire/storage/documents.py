@@ -19,8 +19,13 @@ from quire.storage.schema import documents, ingest_jobs, utcnow
 
 log = logging.getLogger(__name__)
 
-#: The metadata key that says where a document's file came from (``ingest/folder.py``).
+#: The metadata key that says where a document's file came from (a watched folder's path, a
+#: Zotero item: ``ingest/folder.py``, ``ingest/zotero.py``); its ``type`` is the document's
+#: ``origin``. Intake owns it: reading the file again keeps it.
 ORIGIN = "origin"
+#: In an origin, what its source declares for citations (a Zotero item's title, authors,
+#: year, DOI, citation key …): it wins over what the file itself declares.
+CITE = "cite"
 
 EXTENSIONS = {
     "pdf": ".pdf",
@@ -136,10 +141,9 @@ def record_extraction(
 ) -> None:
     """What reading a document found: its kind, sizes, metadata, language, and title/author
     if known."""
-    # Where the file came from (a watched folder's path) is intake's, not the extractor's.
+    # Where the file came from (a watched folder's path, a Zotero item) is intake's, not the
+    # extractor's; what that source declares for citations wins over the file's own.
     prior = conn.execute(select(documents.c.meta).where(documents.c.id == document_id)).scalar()
-    if isinstance(prior, dict) and ORIGIN in prior:
-        metadata = {**metadata, ORIGIN: prior[ORIGIN]}
     values: dict[str, Any] = {
         "kind": kind,
         "page_count": page_count,
@@ -152,7 +156,40 @@ def record_extraction(
         values["title"] = title
     if author:
         values["author"] = author
+    if isinstance(prior, dict) and isinstance(prior.get(ORIGIN), dict):
+        values.update(_with_origin(metadata, prior[ORIGIN]))
     conn.execute(update(documents).where(documents.c.id == document_id).values(**values))
+
+
+def _with_origin(metadata: dict[str, Any], origin: dict[str, Any]) -> dict[str, Any]:
+    """The column values that keep ``origin`` in ``metadata`` and apply what it declares."""
+    found = origin.get(CITE)
+    cite: dict[str, Any] = found if isinstance(found, dict) else {}
+    values: dict[str, Any] = {
+        "meta": {**metadata, **{k: v for k, v in cite.items() if k != "title"}, ORIGIN: origin}
+    }
+    if cite.get("title"):
+        values["title"] = cite["title"]
+    if cite.get("authors"):
+        values["author"] = "; ".join(cite["authors"])
+    return values
+
+
+def set_origin(conn: Connection, document_id: int, origin: dict[str, Any]) -> bool:
+    """Record where a document came from (and what that source declares for citations) without
+    reading it again; False if it was already so."""
+    prior = conn.execute(select(documents.c.meta).where(documents.c.id == document_id)).scalar()
+    prior = prior if isinstance(prior, dict) else {}
+    if prior.get(ORIGIN) == origin:
+        return False
+    old = prior.get(ORIGIN)
+    found = old.get(CITE) if isinstance(old, dict) else None
+    old_cite: dict[str, Any] = found if isinstance(found, dict) else {}
+    # Keys an earlier origin declared are the file's own again unless the new one declares them.
+    base = {k: v for k, v in prior.items() if k != ORIGIN and k not in old_cite}
+    values = _with_origin(base, origin)
+    conn.execute(update(documents).where(documents.c.id == document_id).values(**values))
+    return True
 
 
 @dataclass(frozen=True)
@@ -222,6 +259,7 @@ def _doc_dict(row: Any, job: Any | None = None) -> dict[str, Any]:
         "updated_at": m["updated_at"],
         "metadata": m["meta"],
         "language": m["language"],
+        "origin": m["origin"],
     }
     if job is not None:
         out["job"] = {

@@ -23,6 +23,9 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 TURN_KINDS: tuple[Kind, ...] = ("perplexity", "chatgpt", "claude")
 #: Where a page's text came from.
 PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text"]
+#: Where a document came from (``documents.origin``, generated: storage/schema.py ORIGIN_SQL).
+Origin = Literal["upload", "folder", "chatgpt", "claude", "perplexity", "zotero", "web"]
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
 DocumentStatus = Literal["queued", "processing", "ready", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
 

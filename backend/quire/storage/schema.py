@@ -7,8 +7,10 @@ from typing import get_args
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     CheckConstraint,
     Column,
+    Computed,
     DateTime,
     Float,
     ForeignKey,
@@ -28,6 +30,23 @@ metadata = MetaData()
 def utcnow() -> datetime:
     """Now in UTC, naive: SQLite DateTime columns store naive ISO text."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+#: Where a document came from, told once for every query (the generated column
+#: ``documents.origin``, migration 0007): ``metadata.origin.type`` when intake wrote one (a
+#: watched folder, a Zotero item), else by source key (``chatgpt:``, ``claude:``,
+#: ``perplexity:``, ``url:``) or kind; anything else was added by hand (upload, ``quire
+#: ingest``, MCP). Changing it needs a migration that drops and adds the column again.
+ORIGIN_SQL = (
+    "coalesce(json_extract(metadata, '$.origin.type'), CASE "
+    "WHEN source_key GLOB 'folder:*' THEN 'folder' "
+    "WHEN source_key GLOB 'zotero:*' THEN 'zotero' "
+    "WHEN source_key GLOB 'chatgpt:*' OR kind = 'chatgpt' THEN 'chatgpt' "
+    "WHEN source_key GLOB 'claude:*' OR kind = 'claude' THEN 'claude' "
+    "WHEN source_key GLOB 'perplexity:*' OR kind = 'perplexity' THEN 'perplexity' "
+    "WHEN source_key GLOB 'url:*' THEN 'web' "
+    "ELSE 'upload' END)"
+)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> str:
@@ -57,6 +76,8 @@ documents = Table(
     # Detected at ingest from a sample of the text ("en", "ja", "zh-Hant"); NULL when there
     # was too little text to tell. Migration 0004.
     Column("language", Text, nullable=True),
+    # Generated from the metadata and source key (ORIGIN_SQL); never written. Migration 0007.
+    Column("origin", Text, Computed(ORIGIN_SQL, persisted=False)),
     CheckConstraint(_one_of("kind", KINDS), name="ck_documents_kind"),
     CheckConstraint(_one_of("status", get_args(DocumentStatus)), name="ck_documents_status"),
     sqlite_autoincrement=True,
@@ -173,6 +194,24 @@ chat_feedback = Table(
     CheckConstraint("rating IN (-1, 1)", name="ck_chat_feedback_rating"),
 )
 Index("ix_chat_feedback_message", chat_feedback.c.message_id)
+
+#: One import or folder pass (``source``: chatgpt, claude, perplexity, zotero, folder) of one
+#: ``location`` (an export's path, a folder, a Zotero data directory), with what it did; the
+#: Settings page shows the last of each. Migration 0007.
+source_runs = Table(
+    "source_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source", Text, nullable=False),
+    Column("location", Text, nullable=False),
+    Column("started_at", DateTime, nullable=False),
+    Column("finished_at", DateTime, nullable=False),
+    Column("ok", Boolean, nullable=False),
+    Column("summary", JSON, nullable=False, server_default="{}"),
+    Column("error", Text),
+    sqlite_autoincrement=True,
+)
+Index("ix_source_runs_source", source_runs.c.source, source_runs.c.location, source_runs.c.id)
 
 # The vector file (schema "vec"): page_vecs is a vec0 virtual table created by vectors.py.
 page_vecs_meta = Table(

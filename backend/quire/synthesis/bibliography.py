@@ -8,8 +8,10 @@ One entry per cited document (a document cited on three pages is one work). Type
                  @misc (no journal is known, which @article requires)
     perplexity   @online (biblatex)          webpage
     markdown…    @misc                       document
+    (any, in a journal: a Zotero item's publication)   @article    article-journal
 
-Keys are ``family + year + first title word``, ASCII-folded and lower case
+A document's own citation key (a Zotero item's, ``metadata.citation_key``) is used as it is;
+other keys are ``family + year + first title word``, ASCII-folded and lower case
 (``downey2017think``); the same key for two documents gets ``a``, ``b``… on the later ones, in
 the order the answer first cites them. BibTeX is written by bibtexparser, text fields LaTeX-
 encoded by its middleware (``&`` → ``\\&``, ``ü`` → ``\\"u``), URLs and DOIs left verbatim.
@@ -64,6 +66,11 @@ class Work:
     url: str | None = None
     accessed: str | None = None  # ISO date a web page was read (the answer's date)
     pages: list[str] = field(default_factory=list)  # the cited pages, as printed
+    journal: str | None = None  # the publication an article is in (a Zotero item's)
+    volume: str | None = None
+    number: str | None = None
+    #: The key the document's source gives it (a Zotero citation key); kept as it is.
+    citation_key: str | None = None
     key: str = ""
 
 
@@ -122,7 +129,7 @@ def assign_keys(works: list[Work]) -> None:
     seen: dict[str, int] = {}
     taken: set[str] = set()
     for work in works:
-        base = citation_key(work)
+        base = work.citation_key or citation_key(work)
         count = seen.get(base, 0)
         key = base
         while key in taken:
@@ -144,6 +151,8 @@ def _suffix(i: int) -> str:
 
 # -- BibTeX -----------------------------------------------------------------------------------
 def bibtex_type(work: Work) -> str:
+    if work.journal:
+        return "article"
     if work.kind == "epub" or (work.kind == "pdf" and work.isbn):
         return "book"
     if work.kind == "perplexity":
@@ -170,6 +179,8 @@ def to_bibtex(works: list[Work]) -> str:
         text: list[model.Field] = [model.Field("title", work.title)]
         if work.publisher:
             text.append(model.Field("publisher", work.publisher))
+        if work.journal:
+            text.append(model.Field("journal", work.journal))
         if work.kind == "perplexity":
             text.append(model.Field("organization", "Perplexity"))
         entry = model.Entry(bibtex_type(work), work.key, text)
@@ -180,6 +191,9 @@ def to_bibtex(works: list[Work]) -> str:
             encoded.set_field(model.Field("year", str(work.year)))
         if work.isbn:
             encoded.set_field(model.Field("isbn", work.isbn))
+        for name, value in (("volume", work.volume), ("number", work.number)):
+            if value:
+                encoded.set_field(model.Field(name, value))
         if work.doi:
             encoded.set_field(model.Field("doi", _verbatim(work.doi)))
         if work.url:
@@ -207,6 +221,8 @@ def _encode_names(encoder: LatexEncodingMiddleware, authors: list[str]) -> str:
 
 # -- CSL JSON ---------------------------------------------------------------------------------
 def csl_type(work: Work) -> str:
+    if work.journal:
+        return "article-journal"
     if work.kind == "epub" or (work.kind == "pdf" and work.isbn):
         return "book"
     if work.kind == "perplexity":
@@ -231,6 +247,12 @@ def to_csl(works: list[Work]) -> list[dict[str, Any]]:
             item["ISBN"] = work.isbn
         if work.publisher:
             item["publisher"] = work.publisher
+        if work.journal:
+            item["container-title"] = work.journal
+        if work.volume:
+            item["volume"] = work.volume
+        if work.number:
+            item["issue"] = work.number
         if work.url:
             item["URL"] = work.url
         if work.accessed and work.kind == "perplexity":

@@ -132,7 +132,16 @@ def _work(conn: Connection, source: Source, accessed: str | None) -> Work:
         publisher=_str(meta.get("publisher")),
         url=_str(url),
         accessed=accessed if source.kind == "perplexity" else None,
+        journal=_str(meta.get("container")) if _is_article(meta) else None,
+        volume=_str(meta.get("volume")),
+        number=_str(meta.get("issue")),
+        citation_key=_str(meta.get("citation_key")),
     )
+
+
+def _is_article(meta: dict[str, Any]) -> bool:
+    """An item in a journal (Zotero's journalArticle, BibTeX's article, CSL's article-*)."""
+    return str(meta.get("item_type") or "").lower().startswith(("journalarticle", "article"))
 
 
 def _str(value: object) -> str | None:

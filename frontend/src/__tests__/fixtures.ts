@@ -3,6 +3,7 @@ import type { ChatEvent, ChatRequest, DoneEvent, Message, Source, StartEvent } f
 import type { Document, Job, Page } from '@/api/documents'
 import type { LanguagesOut, LibraryLanguage } from '@/api/languages'
 import type { PerplexityStatus, SyncCounts, SyncRun } from '@/api/perplexity'
+import type { SourceRun, SourcesOut, WatchedFolder } from '@/api/sources'
 
 export function sse(events: [string, unknown][], extra = ''): string {
   return events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('') + extra
@@ -85,6 +86,7 @@ export function doc(id: number, over: Partial<Document> = {}): Document {
     metadata: {},
     job: null,
     language: null,
+    origin: 'upload',
     ...over,
   }
 }
@@ -155,6 +157,9 @@ export function chatRequest(over: Partial<ChatRequest> = {}): ChatRequest {
     document_ids: [],
     kinds: [],
     languages: [],
+    origins: [],
+    collections: [],
+    tags: [],
     rerank: true,
     llm: true,
     ...over,
@@ -284,6 +289,44 @@ export function pxRun(over: Partial<SyncRun> = {}): SyncRun {
     limit: null,
     seconds: 75,
     requests: 20,
+    ...over,
+  }
+}
+
+/** One import or watched-folder pass, finished without error (override anything). */
+export function sourceRun(over: Partial<SourceRun> = {}): SourceRun {
+  return {
+    source: 'chatgpt',
+    location: '/home/me/chatgpt-export.zip',
+    started_at: '2025-01-02T03:00:00Z',
+    finished_at: '2025-01-02T03:01:00Z',
+    ok: true,
+    summary: { conversations: 12, new: 10, updated: 0, unchanged: 2, skipped: 0 },
+    error: null,
+    ...over,
+  }
+}
+
+export function watchedFolder(path: string, over: Partial<WatchedFolder> = {}): WatchedFolder {
+  return {
+    path,
+    configured: true,
+    exists: true,
+    documents: 3,
+    removed: 0,
+    last_run: null,
+    ...over,
+  }
+}
+
+/** GET /api/library/sources for a library of uploads only, with no folder or import. */
+export function sourcesOut(over: Partial<SourcesOut> = {}): SourcesOut {
+  return {
+    origins: [{ origin: 'upload', documents: 3, chunks: 40 }],
+    watched_folders: [],
+    imports: [],
+    collections: [],
+    tags: [],
     ...over,
   }
 }

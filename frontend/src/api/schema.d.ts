@@ -139,6 +139,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/library/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the documents came from
+         * @description Documents by origin (upload, folder, chatgpt, claude, perplexity, zotero, web), the
+         *     watched folders with their last pass, the last import of each export or Zotero library,
+         *     and the Zotero collections and tags (the search filters ``collections`` and ``tags``).
+         */
+        get: operations["sources_api_library_sources_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -464,6 +486,24 @@ export interface components {
              */
             languages: string[];
             /**
+             * Origins
+             * @description Only documents from these sources: upload, folder, chatgpt, claude, perplexity, zotero, web (empty: all).
+             * @default []
+             */
+            origins: ("upload" | "folder" | "chatgpt" | "claude" | "perplexity" | "zotero" | "web")[];
+            /**
+             * Collections
+             * @description Only documents in these Zotero collections (a collection's path, "Thesis/Methods"; a parent includes its subcollections).
+             * @default []
+             */
+            collections: string[];
+            /**
+             * Tags
+             * @description Only documents with one of these Zotero tags.
+             * @default []
+             */
+            tags: string[];
+            /**
              * Rerank
              * @description Rerank with the cross-encoder if installed.
              * @default true
@@ -651,6 +691,12 @@ export interface components {
              * @description Detected at ingest: en, fr, ja, zh-Hans, zh-Hant, ar … (null: too little text to tell).
              */
             language: string | null;
+            /**
+             * Origin
+             * @description Where it came from: upload (also `quire ingest`, MCP), folder (a watched folder), chatgpt, claude, perplexity, zotero, web (an MCP download). Details (the folder, the Zotero item) are in metadata.origin.
+             * @enum {string}
+             */
+            origin: "upload" | "folder" | "chatgpt" | "claude" | "perplexity" | "zotero" | "web";
             job?: components["schemas"]["JobBrief"] | null;
         };
         /** DoneEvent */
@@ -747,6 +793,13 @@ export interface components {
         /** ErrorOut */
         ErrorOut: {
             error: components["schemas"]["ErrorBody"];
+        };
+        /** FacetCount */
+        FacetCount: {
+            /** Name */
+            name: string;
+            /** Documents */
+            documents: number;
         };
         /** FeedbackCreated */
         FeedbackCreated: {
@@ -1099,6 +1152,18 @@ export interface components {
                 [key: string]: unknown;
             }[] | null;
         };
+        /** OriginCount */
+        OriginCount: {
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "upload" | "folder" | "chatgpt" | "claude" | "perplexity" | "zotero" | "web";
+            /** Documents */
+            documents: number;
+            /** Chunks */
+            chunks: number;
+        };
         /** PageBrief */
         PageBrief: {
             /** Page */
@@ -1369,6 +1434,24 @@ export interface components {
              */
             languages: string[];
             /**
+             * Origins
+             * @description Only documents from these sources: upload, folder, chatgpt, claude, perplexity, zotero, web (empty: all).
+             * @default []
+             */
+            origins: ("upload" | "folder" | "chatgpt" | "claude" | "perplexity" | "zotero" | "web")[];
+            /**
+             * Collections
+             * @description Only documents in these Zotero collections (a collection's path, "Thesis/Methods"; a parent includes its subcollections).
+             * @default []
+             */
+            collections: string[];
+            /**
+             * Tags
+             * @description Only documents with one of these Zotero tags.
+             * @default []
+             */
+            tags: string[];
+            /**
              * Rerank
              * @description Rerank with the cross-encoder if installed.
              * @default true
@@ -1508,6 +1591,43 @@ export interface components {
              */
             view: string | null;
         };
+        /** SourceRun */
+        SourceRun: {
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "chatgpt" | "claude" | "perplexity" | "zotero" | "folder";
+            /**
+             * Location
+             * @description The export, Zotero library or folder that was read.
+             */
+            location: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /**
+             * Finished At
+             * Format: date-time
+             */
+            finished_at: string;
+            /** Ok */
+            ok: boolean;
+            /**
+             * Summary
+             * @description What it did: new, updated, unchanged, … .
+             */
+            summary: {
+                [key: string]: unknown;
+            };
+            /**
+             * Error
+             * @description Why it failed (ok is false).
+             */
+            error: string | null;
+        };
         /**
          * SourcesEvent
          * @description The sources the answer may cite (sent again, extended, after a second round).
@@ -1520,6 +1640,31 @@ export interface components {
             event: "sources";
             /** Sources */
             sources: components["schemas"]["Source"][];
+        };
+        /** SourcesOut */
+        SourcesOut: {
+            /**
+             * Origins
+             * @description Documents by where they came from.
+             */
+            origins: components["schemas"]["OriginCount"][];
+            /** Watched Folders */
+            watched_folders: components["schemas"]["WatchedFolder"][];
+            /**
+             * Imports
+             * @description The last import of each export or library, newest first.
+             */
+            imports: components["schemas"]["SourceRun"][];
+            /**
+             * Collections
+             * @description Zotero collections (paths), A–Z.
+             */
+            collections: components["schemas"]["FacetCount"][];
+            /**
+             * Tags
+             * @description Zotero tags, A–Z.
+             */
+            tags: components["schemas"]["FacetCount"][];
         };
         /** StageEvent */
         StageEvent: {
@@ -1667,6 +1812,30 @@ export interface components {
             suggestion: string | null;
             /** Round */
             round: number;
+        };
+        /** WatchedFolder */
+        WatchedFolder: {
+            /** Path */
+            path: string;
+            /**
+             * Configured
+             * @description Named in QUIRE_WATCH_DIRS (else: only `quire watch`).
+             */
+            configured: boolean;
+            /**
+             * Exists
+             * @description False: the folder is gone or unmounted.
+             */
+            exists: boolean;
+            /** Documents */
+            documents: number;
+            /**
+             * Removed
+             * @description Documents whose file left the folder (hidden, kept).
+             */
+            removed: number;
+            /** @description The last pass that changed something. */
+            last_run: components["schemas"]["SourceRun"] | null;
         };
         /**
          * WebSource
@@ -2145,6 +2314,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LanguagesOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    sources_api_library_sources_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourcesOut"];
                 };
             };
             /** @description Unprocessable Entity */

@@ -76,6 +76,9 @@ export const useChatStore = defineStore('chat', () => {
     document_ids: [],
     kinds: [],
     languages: [],
+    origins: [],
+    collections: [],
+    tags: [],
     rerank: true,
     llm: true,
   })

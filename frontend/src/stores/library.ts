@@ -1,5 +1,5 @@
-// The library: documents, refreshed while any of them is still being ingested, and the
-// languages they are written in.
+// The library: documents, refreshed while any of them is still being ingested, the
+// languages they are written in, and where they came from (origins, Zotero collections, tags).
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
 
@@ -7,6 +7,7 @@ import { messageOf } from '@/api/client'
 import * as api from '@/api/documents'
 import type { Document } from '@/api/documents'
 import { getLanguages, type LibraryLanguage } from '@/api/languages'
+import { getSources, type FacetCount, type OriginCount } from '@/api/sources'
 
 export const useLibraryStore = defineStore('library', () => {
   const documents = ref<Document[]>([])
@@ -14,6 +15,11 @@ export const useLibraryStore = defineStore('library', () => {
   const error = ref<string | null>(null)
   /** The detected languages (GET /api/library/languages); empty until loaded or on failure. */
   const languages = ref<LibraryLanguage[]>([])
+  /** Documents by origin, and the Zotero collections and tags (GET /api/library/sources);
+   * empty until loaded or on failure. */
+  const origins = ref<OriginCount[]>([])
+  const collections = ref<FacetCount[]>([])
+  const tags = ref<FacetCount[]>([])
 
   const busy = computed(() =>
     documents.value.some((d) => d.status === 'queued' || d.status === 'processing'),
@@ -40,6 +46,20 @@ export const useLibraryStore = defineStore('library', () => {
     }
   }
 
+  async function loadSources(): Promise<void> {
+    try {
+      const s = await getSources()
+      origins.value = s.origins
+      collections.value = s.collections
+      tags.value = s.tags
+    } catch {
+      // As for the languages: only the search filters use these.
+      origins.value = []
+      collections.value = []
+      tags.value = []
+    }
+  }
+
   async function remove(id: number): Promise<void> {
     await api.deleteDocument(id)
     documents.value = documents.value.filter((d) => d.id !== id)
@@ -60,10 +80,14 @@ export const useLibraryStore = defineStore('library', () => {
     loaded,
     error,
     languages,
+    origins,
+    collections,
+    tags,
     busy,
     ready,
     refresh,
     loadLanguages,
+    loadSources,
     remove,
     reingest,
   }

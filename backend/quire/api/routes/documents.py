@@ -105,7 +105,7 @@ async def upload_documents(
                 if kind is not None:
                     # A ChatGPT or Claude export: a document per conversation, not one file.
                     summary, job_id = await asyncio.to_thread(
-                        import_upload, db, settings, path, kind
+                        import_upload, db, settings, path, kind, safe_filename(name)
                     )
                     changed = summary.new + summary.updated + summary.project_docs_changed
                     results.append(

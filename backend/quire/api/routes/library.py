@@ -1,13 +1,15 @@
-"""The library as a whole: which languages it holds, and whether the embedder covers them."""
+"""The library as a whole: which languages it holds (and whether the embedder covers them),
+and where its documents came from."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from quire.api.deps import DbDep, RuntimeDep
-from quire.api.schemas import LanguagesOut
+from quire.api.schemas import LanguagesOut, SourcesOut
 from quire.embed.languages import coverage
 from quire.ingest.language import library_languages
+from quire.storage.source_runs import library_sources
 
 router = APIRouter(prefix="/api/library", tags=["library"])
 
@@ -19,3 +21,12 @@ def languages(db: DbDep, runtime: RuntimeDep) -> LanguagesOut:
     covered = coverage(runtime.embedder.name, runtime.settings.embed_languages)
     with db.read() as conn:
         return LanguagesOut.model_validate(library_languages(conn, covered))
+
+
+@router.get("/sources", response_model=SourcesOut, summary="Where the documents came from")
+def sources(db: DbDep, runtime: RuntimeDep) -> SourcesOut:
+    """Documents by origin (upload, folder, chatgpt, claude, perplexity, zotero, web), the
+    watched folders with their last pass, the last import of each export or Zotero library,
+    and the Zotero collections and tags (the search filters ``collections`` and ``tags``)."""
+    with db.read() as conn:
+        return SourcesOut.model_validate(library_sources(conn, runtime.settings.watch_dir_list))

@@ -117,4 +117,77 @@ describe('ChatOptions', () => {
       }),
     ])
   })
+
+  it('offers a source filter only when the library holds documents from several', async () => {
+    const library = useLibraryStore()
+    library.origins = [{ origin: 'upload', documents: 3, chunks: 30 }]
+    const w = mount(ChatOptions)
+    expect(w.find('[data-testid="origin-filter"]').exists()).toBe(false)
+    expect(w.find('select[name="collections"]').exists()).toBe(false)
+    expect(w.find('select[name="tags"]').exists()).toBe(false)
+    library.origins = [
+      { origin: 'zotero', documents: 40, chunks: 900 },
+      { origin: 'upload', documents: 3, chunks: 30 },
+      { origin: 'chatgpt', documents: 12, chunks: 80 },
+    ]
+    await nextTick()
+    const labels = w.findAll('[data-testid="origin-filter"] label').map((l) => l.text())
+    expect(labels).toEqual(['Upload (3)', 'ChatGPT (12)', 'Zotero (40)'])
+  })
+
+  it('sends the chosen sources, Zotero collections and tags in the chat request', async () => {
+    const bodies: unknown[] = []
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'POST /api/chat': async (request) => {
+          bodies.push(await request.json())
+          return streamResponse([chatSse([startEvent(), doneEvent()])])
+        },
+        'GET /api/conversations': () => new Response('{"conversations": []}'),
+      }),
+    )
+    const chat = useChatStore()
+    const library = useLibraryStore()
+    library.origins = [
+      { origin: 'upload', documents: 3, chunks: 30 },
+      { origin: 'folder', documents: 5, chunks: 50 },
+      { origin: 'zotero', documents: 40, chunks: 900 },
+    ]
+    library.collections = [
+      { name: 'Thesis', documents: 30 },
+      { name: 'Thesis/Methods', documents: 12 },
+    ]
+    library.tags = [
+      { name: 'review', documents: 4 },
+      { name: 'sbp', documents: 9 },
+    ]
+    const w = mount(ChatOptions)
+    const box = (o: string) => w.get(`[data-testid="origin-filter"] input[value="${o}"]`)
+    await box('zotero').setValue(true)
+    await box('folder').setValue(true)
+    await box('folder').setValue(false)
+    const pick = async (name: string, index: number) => {
+      const select = w.get(`select[name="${name}"]`)
+      ;(select.findAll('option')[index]!.element as HTMLOptionElement).selected = true
+      await select.trigger('change')
+      return select
+    }
+    const collections = await pick('collections', 1)
+    expect(collections.findAll('option').map((o) => o.text())).toEqual([
+      'Thesis (30)',
+      'Thesis/Methods (12)',
+    ])
+    await pick('tags', 1)
+    expect(w.get('summary').text()).toContain('3 filters')
+    await chat.ask('Which methods?')
+    expect(bodies).toEqual([
+      expect.objectContaining({
+        origins: ['zotero'],
+        collections: ['Thesis/Methods'],
+        tags: ['sbp'],
+        message: 'Which methods?',
+      }),
+    ])
+  })
 })

@@ -36,6 +36,9 @@ describe('chat store', () => {
         document_ids: [],
         kinds: [],
         languages: [],
+        origins: [],
+        collections: [],
+        tags: [],
         llm: true,
         rerank: true,
       })
@@ -103,6 +106,9 @@ describe('chat store', () => {
       document_ids: [3],
       kinds: ['pdf'],
       languages: ['ja', 'zh-Hans'],
+      origins: ['zotero', 'folder'],
+      collections: ['Thesis/Methods'],
+      tags: ['sbp'],
       llm: false,
     })
     await chat.ask('list every treaty')
@@ -114,6 +120,9 @@ describe('chat store', () => {
       document_ids: [3],
       kinds: ['pdf'],
       languages: ['ja', 'zh-Hans'],
+      origins: ['zotero', 'folder'],
+      collections: ['Thesis/Methods'],
+      tags: ['sbp'],
       rerank: true,
       llm: false,
     })

@@ -9,6 +9,7 @@ import {
   language,
   languagesOut,
   offline,
+  sourcesOut,
 } from '@/__tests__/fixtures'
 import { useLibraryStore } from '../library'
 
@@ -73,5 +74,35 @@ describe('library store', () => {
     fail = true
     await lib.loadLanguages()
     expect(lib.languages).toEqual([])
+  })
+
+  it('loads the sources, collections and tags for the search filters; none on failure', async () => {
+    let fail = false
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/library/sources': () =>
+          fail
+            ? errorJson(500, 'internal', 'boom')
+            : json(
+                sourcesOut({
+                  origins: [
+                    { origin: 'upload', documents: 2, chunks: 9 },
+                    { origin: 'zotero', documents: 7, chunks: 70 },
+                  ],
+                  collections: [{ name: 'Thesis/Methods', documents: 3 }],
+                  tags: [{ name: 'sbp', documents: 2 }],
+                }),
+              ),
+      }),
+    )
+    const lib = useLibraryStore()
+    await lib.loadSources()
+    expect(lib.origins.map((o) => o.origin)).toEqual(['upload', 'zotero'])
+    expect(lib.collections).toEqual([{ name: 'Thesis/Methods', documents: 3 }])
+    expect(lib.tags).toEqual([{ name: 'sbp', documents: 2 }])
+    fail = true
+    await lib.loadSources()
+    expect([lib.origins, lib.collections, lib.tags]).toEqual([[], [], []])
   })
 })

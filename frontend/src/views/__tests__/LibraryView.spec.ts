@@ -61,3 +61,91 @@ describe('LibraryView', () => {
     expect(w.get('[data-doc="1"] .title .muted').attributes('dir')).toBe('auto')
   })
 })
+
+describe('LibraryView sources', () => {
+  const zotero = doc(4, {
+    title: 'Tidal forcing',
+    origin: 'zotero',
+    metadata: {
+      origin: {
+        type: 'zotero',
+        library: '/home/me/Zotero',
+        format: 'sqlite',
+        item: 'item:ABCD1234',
+        collections: ['Thesis/Methods', 'Reading'],
+        tags: ['sbp', 'tides'],
+        cite: { title: 'Tidal forcing', authors: ['Doe, Jane'], year: 2021 },
+      },
+    },
+  })
+  const documents = [
+    doc(1),
+    doc(2, {
+      origin: 'folder',
+      metadata: { origin: { type: 'folder', folder: '/srv/papers', path: 'ocean/tides.pdf' } },
+    }),
+    doc(3, { kind: 'chatgpt', origin: 'chatgpt' }),
+    zotero,
+    doc(5, { origin: 'zotero', metadata: { origin: { type: 'zotero', library: '/z' } } }),
+  ]
+
+  async function mountLibrary() {
+    vi.stubGlobal('fetch', fetchRoutes({ 'GET /api/documents': () => json({ documents }) }))
+    return mountView()
+  }
+
+  it('shows where each document came from as a badge, with the details as its title', async () => {
+    const w = await mountLibrary()
+    const badge = (id: number) => w.get(`[data-doc="${id}"] [data-testid="origin"]`)
+    expect([1, 2, 3, 4, 5].map((id) => badge(id).text())).toEqual([
+      'Upload',
+      'Folder',
+      'ChatGPT',
+      'Zotero',
+      'Zotero',
+    ])
+    expect(badge(1).attributes('title')).toBe('Upload')
+    expect(badge(2).attributes('title')).toBe('Watched folder /srv/papers — ocean/tides.pdf')
+    expect(badge(3).attributes('title')).toBe('ChatGPT')
+    expect(badge(4).attributes('title')).toBe(
+      'Zotero library /home/me/Zotero — collections: Thesis/Methods, Reading — tags: sbp, tides',
+    )
+    expect(badge(5).attributes('title')).toBe('Zotero library /z')
+  })
+
+  it("shows a Zotero document's collections and tags under its title", async () => {
+    const w = await mountLibrary()
+    expect(w.get('[data-doc="4"] [data-testid="zotero-facets"]').text()).toBe(
+      'in Thesis/Methods, Reading · tagged sbp, tides',
+    )
+    // None for a Zotero item without any, nor for other origins.
+    expect(w.find('[data-doc="5"] [data-testid="zotero-facets"]').exists()).toBe(false)
+    expect(w.find('[data-doc="2"] [data-testid="zotero-facets"]').exists()).toBe(false)
+  })
+
+  it('filters by source, offering only the sources present', async () => {
+    const w = await mountLibrary()
+    const select = w.get('[data-testid="origin-filter"]')
+    expect(select.attributes('id')).toBe('lib-origin')
+    expect(select.findAll('option').map((o) => [o.attributes('value'), o.text()])).toEqual([
+      ['', 'All sources'],
+      ['upload', 'Upload'],
+      ['folder', 'Folder'],
+      ['chatgpt', 'ChatGPT'],
+      ['zotero', 'Zotero'],
+    ])
+    const shown = () => w.findAll('tbody tr').map((r) => r.attributes('data-doc'))
+    expect(shown()).toEqual(['1', '2', '3', '4', '5'])
+    await select.setValue('zotero')
+    expect(shown()).toEqual(['4', '5'])
+    expect(w.get('.filters [aria-live]').text()).toBe('2 of 5')
+    await select.setValue('folder')
+    expect(shown()).toEqual(['2'])
+    // With the kind filter too: a folder document that is not an EPUB is not shown.
+    await w.get('#lib-kind').setValue('epub')
+    expect(shown()).toEqual([])
+    await select.setValue('')
+    await w.get('#lib-kind').setValue('')
+    expect(shown()).toHaveLength(5)
+  })
+})

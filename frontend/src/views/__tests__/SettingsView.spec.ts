@@ -9,9 +9,14 @@ import {
   language,
   languagesOut,
   localName,
+  sourceRun,
+  sourcesOut,
+  watchedFolder,
 } from '@/__tests__/fixtures'
 import type { Health } from '@/api/health'
 import type { LanguagesOut } from '@/api/languages'
+import type { SourcesOut } from '@/api/sources'
+import { formatDate } from '@/composables/format'
 import SettingsView from '../SettingsView.vue'
 
 const HEALTH: Health = {
@@ -27,13 +32,16 @@ const HEALTH: Health = {
 beforeEach(() => setActivePinia(createPinia()))
 afterEach(() => vi.unstubAllGlobals())
 
-function serve(languages: () => Response | Promise<Response>) {
+type Handler = () => Response | Promise<Response>
+
+function serve(languages: Handler, sources: Handler = () => json(sourcesOut())) {
   vi.stubGlobal(
     'fetch',
     fetchRoutes({
       'GET /api/health': () => json(HEALTH),
       'GET /api/llm': () => json({ mode: 'extractive', backends: [] }),
       'GET /api/library/languages': languages,
+      'GET /api/library/sources': sources,
     }),
   )
 }
@@ -116,5 +124,174 @@ describe('SettingsView languages', () => {
     await flushPromises()
     expect(w.get('[data-testid="languages"]').text()).not.toContain('Loading…')
     expect(w.find('tr[data-language="en"]').exists()).toBe(true)
+  })
+})
+
+async function mountSources(sources: SourcesOut | Response) {
+  serve(
+    () => json(languagesOut()),
+    () => (sources instanceof Response ? sources : json(sources)),
+  )
+  const w = mount(SettingsView)
+  await flushPromises()
+  return Object.assign(w.get('[data-testid="sources"]'), { page: w })
+}
+
+describe('SettingsView sources', () => {
+  it('counts the documents by source', async () => {
+    const panel = await mountSources(
+      sourcesOut({
+        origins: [
+          { origin: 'upload', documents: 3, chunks: 40 },
+          { origin: 'zotero', documents: 1200, chunks: 56000 },
+        ],
+      }),
+    )
+    const cells = (origin: string) =>
+      panel
+        .get(`[data-testid="origins"] tr[data-origin="${origin}"]`)
+        .findAll('td')
+        .map((c) => c.text())
+    expect(cells('upload')).toEqual(['Upload', '3', '40'])
+    expect(cells('zotero')).toEqual(['Zotero', (1200).toLocaleString(), (56000).toLocaleString()])
+  })
+
+  it('lists the watched folders, warning about a missing one, with their last pass', async () => {
+    const panel = await mountSources(
+      sourcesOut({
+        watched_folders: [
+          watchedFolder('/srv/papers', {
+            documents: 12,
+            removed: 1,
+            last_run: sourceRun({
+              source: 'folder',
+              location: '/srv/papers',
+              summary: { added: 2, updated: 1, renamed: 0, removed: 0, skipped: 0, pending: 0 },
+            }),
+          }),
+          watchedFolder('/mnt/usb/books', {
+            configured: false,
+            exists: false,
+            documents: 4,
+            last_run: sourceRun({
+              source: 'folder',
+              location: '/mnt/usb/books',
+              ok: false,
+              summary: {},
+              error: 'folder not found',
+            }),
+          }),
+          watchedFolder('/home/me/new', { documents: 0 }),
+        ],
+      }),
+    )
+    const row = (path: string) => panel.get(`[data-testid="folders"] tr[data-folder="${path}"]`)
+    const cells = (path: string) =>
+      row(path)
+        .findAll('td')
+        .map((c) => c.text())
+
+    expect(cells('/srv/papers')[0]).toContain('/srv/papers')
+    expect(row('/srv/papers').get('[data-testid="configured"]').text()).toBe('in QUIRE_WATCH_DIRS')
+    expect(row('/srv/papers').find('[data-testid="missing"]').exists()).toBe(false)
+    expect(cells('/srv/papers').slice(1, 3)).toEqual(['12', '1'])
+    const pass = row('/srv/papers').get('[data-testid="last-pass"]').text()
+    expect(pass).toContain(formatDate('2025-01-02T03:01:00Z'))
+    expect(pass).toContain('2 added, 1 updated')
+
+    const usb = row('/mnt/usb/books')
+    expect(usb.get('[data-testid="configured"]').text()).toBe('not configured: seen by quire watch')
+    const missing = usb.get('[data-testid="missing"]')
+    expect(missing.text()).toBe('⚠ folder missing — its documents are kept')
+    expect(missing.classes()).toContain('warn')
+    expect(usb.get('[data-testid="last-pass"] .error').text()).toBe('folder not found')
+
+    expect(row('/home/me/new').get('[data-testid="last-pass"]').text()).toBe('no pass yet')
+    expect(panel.find('[data-testid="folders-empty"]').exists()).toBe(false)
+  })
+
+  it('lists the last import of each source, a failed one as an error', async () => {
+    const panel = await mountSources(
+      sourcesOut({
+        imports: [
+          sourceRun({
+            source: 'zotero',
+            location: '/home/me/Zotero',
+            finished_at: '2025-03-04T05:06:00Z',
+            summary: {
+              items: 40,
+              attachments: 38,
+              new: 30,
+              updated: 2,
+              metadata: 5,
+              unchanged: 0,
+              removed: 1,
+              skipped: 3,
+            },
+          }),
+          sourceRun({
+            source: 'claude',
+            location: '/home/me/claude.zip',
+            ok: false,
+            summary: {},
+            error: 'not a Claude export: conversations.json is missing',
+          }),
+          sourceRun(),
+        ],
+      }),
+    )
+    const rows = panel.findAll('[data-testid="imports"] tbody tr')
+    expect(rows.map((r) => r.attributes('data-import'))).toEqual(['zotero', 'claude', 'chatgpt'])
+    const cells = rows.map((r) => r.findAll('td').map((c) => c.text()))
+    expect(cells[0]!.slice(0, 3)).toEqual([
+      'Zotero',
+      '/home/me/Zotero',
+      formatDate('2025-03-04T05:06:00Z'),
+    ])
+    expect(cells[0]![3]).toBe('OK 30 new, 2 updated, 5 new metadata, 1 removed, 3 skipped')
+    expect(cells[2]![0]).toBe('ChatGPT')
+    expect(cells[2]![3]).toBe('OK 10 new, 2 unchanged')
+    const failed = rows[1]!.get('[data-testid="result"] [role="alert"]')
+    expect(failed.text()).toBe('not a Claude export: conversations.json is missing')
+    expect(failed.classes()).toContain('error')
+    expect(rows[1]!.find('.badge.ok').exists()).toBe(false)
+    expect(panel.findAll('[role="alert"]')).toHaveLength(1)
+    expect(panel.find('[data-testid="imports-empty"]').exists()).toBe(false)
+  })
+
+  it('says how to add a watched folder or import one when there is none', async () => {
+    const panel = await mountSources(sourcesOut({ origins: [] }))
+    expect(panel.text()).toContain('No documents yet.')
+    expect(panel.find('[data-testid="folders"]').exists()).toBe(false)
+    expect(panel.find('[data-testid="imports"]').exists()).toBe(false)
+    const folders = panel.get('[data-testid="folders-empty"]').text()
+    expect(folders).toContain('QUIRE_WATCH_DIRS')
+    expect(folders).toContain('quire watch DIR')
+    const imports = panel.get('[data-testid="imports-empty"]').text()
+    expect(imports).toContain('quire import chatgpt|claude|zotero PATH')
+    expect(imports).toContain('Perplexity')
+  })
+
+  it('shows an error line when the request fails, and the rest of the page still', async () => {
+    const panel = await mountSources(errorJson(500, 'internal', 'the database is locked'))
+    expect(panel.get('[role="alert"]').text()).toBe('Sources unavailable: the database is locked')
+    expect(panel.find('table').exists()).toBe(false)
+    expect(panel.page.find('tr[data-language="en"]').exists()).toBe(true)
+  })
+
+  it('says it is loading until the answer comes', async () => {
+    let answer!: (r: Response) => void
+    serve(
+      () => json(languagesOut()),
+      () => new Promise<Response>((resolve) => (answer = resolve)),
+    )
+    const w = mount(SettingsView)
+    await flushPromises()
+    expect(w.get('[data-testid="sources"]').text()).toContain('Loading…')
+    expect(w.find('tr[data-language="en"]').exists()).toBe(true)
+    answer(json(sourcesOut()))
+    await flushPromises()
+    expect(w.get('[data-testid="sources"]').text()).not.toContain('Loading…')
+    expect(w.find('tr[data-origin="upload"]').exists()).toBe(true)
   })
 })
