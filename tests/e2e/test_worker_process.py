@@ -54,6 +54,12 @@ def test_kill_9_during_embedding_resumes_without_duplicates(tmp_path: Path) -> N
     assert 0 < before["vectors"] < before["chunks"], before
     job = _job(db, 1)
     assert job.status == "running" and job.stage == "embed"
+    # Killed mid-embedding, the document is searchable by keywords, and a search says so.
+    with db.read() as conn:
+        assert conn.exec_driver_sql("SELECT status FROM documents").scalar_one() == "searchable"
+    found = _search(data, "basalt glacier")
+    assert {h["document_id"] for h in found["hits"]} == {1}
+    assert any("searchable by keywords only" in n for n in found["notices"])
 
     worker = start_worker(data, log, QUIRE_EMBED_BATCH="4")
     try:
@@ -73,7 +79,14 @@ def test_kill_9_during_embedding_resumes_without_duplicates(tmp_path: Path) -> N
     assert detail["embedded"] == after["chunks"] - before["vectors"]
     with db.read() as conn:
         assert conn.exec_driver_sql("SELECT status FROM documents").scalar_one() == "ready"
+    assert not any("searchable by keywords" in n for n in _search(data, "basalt")["notices"])
     db.dispose()
+
+
+def _search(data: Path, query: str) -> dict:  # type: ignore[type-arg]
+    r = quire(data, "search", query, "--json", "--limit", "5")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
 
 
 def test_kill_9_during_ocr_resumes_and_reads_both_pages(tmp_path: Path) -> None:

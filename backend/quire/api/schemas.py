@@ -9,7 +9,7 @@ from fastapi import Path
 from pydantic import AfterValidator, BaseModel, Field
 
 from quire.errors import ErrorBody
-from quire.storage.records import MAX_ID, Kind, Origin
+from quire.storage.records import MAX_ID, DocumentStatus, Kind, Origin
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -39,7 +39,10 @@ class JobBrief(BaseModel):
     id: int
     status: str
     stage: str
-    progress: float
+    progress: float = Field(description="The whole job's progress, 0 to 1.")
+    stage_progress: float | None = Field(
+        default=None, description="How far the current stage is (embed: the share of chunks)."
+    )
     error: str | None = None
 
 
@@ -53,7 +56,10 @@ class DocumentOut(BaseModel):
     byte_size: int
     page_count: int
     chunk_count: int
-    status: Literal["queued", "processing", "ready", "failed"]
+    status: DocumentStatus = Field(
+        description="queued, processing, searchable (its chunks are in: keyword search finds "
+        "it while its vectors are made; `job.progress` says how far), ready, failed.",
+    )
     error: str | None
     created_at: UtcDateTime
     updated_at: UtcDateTime

@@ -240,16 +240,16 @@ def _embed_missing(
     return done
 
 
-def _mark_ready(db: Database, ids: Sequence[int]) -> None:
+def _mark(db: Database, ids: Sequence[int], status: str) -> None:
     for start in range(0, len(ids), WRITE_BATCH):
         part = ids[start : start + WRITE_BATCH]
         with db.write() as conn:
             conn.execute(
                 text(
-                    "UPDATE documents SET status = 'ready', error = NULL, updated_at = :t "
+                    "UPDATE documents SET status = :s, error = NULL, updated_at = :t "
                     "WHERE id IN (SELECT value FROM json_each(:ids))"
                 ),
-                {"t": utcnow(), "ids": json_ids(part)},
+                {"s": status, "t": utcnow(), "ids": json_ids(part)},
             )
 
 
@@ -294,7 +294,8 @@ def ingest_records(
         with db.write() as conn:
             if vectors.missing_count(conn) == 0:
                 vectors.mark_ready(conn, embedder.name)
-    _mark_ready(db, pending)
+    # Without an embedder they are searchable by keyword until a reembed job embeds them.
+    _mark(db, pending, "ready" if embedder is not None else "searchable")
     log.info(
         "bulk ingest: %d added, %d updated, %d unchanged, %d resumed, %d duplicate, "
         "%d chunks inserted, %d embedded",

@@ -23,7 +23,7 @@ from quire.ingest.isolate import extract_isolated
 from quire.ingest.language import detect as detect_language
 from quire.storage import chunks, jobs, vectors
 from quire.storage.db import Database
-from quire.storage.documents import record_extraction, set_status
+from quire.storage.documents import mark_embedded, record_extraction, set_status
 from quire.storage.schema import documents
 
 log = logging.getLogger(__name__)
@@ -131,6 +131,9 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
             author=extracted.author,
             language=language,
         )
+        # Its chunks are in: BM25 and the exact leg find it from now on, the dense leg once
+        # each chunk's vector is (ready, below).
+        set_status(conn, doc_id, "searchable")
     timings["chunk"] = round(time.monotonic() - t0, 3)
     ctx.detail.update(
         chunks=len(new_chunks),
@@ -172,9 +175,11 @@ def embed_missing(ctx: JobContext, document_id: int | None) -> int:
 
 
 def run_reembed(ctx: JobContext) -> dict[str, Any]:
-    """Rebuild the vector store for the configured embedder, then mark it ready."""
+    """Embed every chunk without a vector (a new model's store, an imported export), then mark
+    the store ready and the searchable documents whose chunks all have vectors ready."""
     ctx.detail["embedded"] = embed_missing(ctx, None)
     with ctx.db.write() as conn:
         if vectors.missing_count(conn) == 0:
             vectors.mark_ready(conn, ctx.embedder.name)
+        ctx.detail["ready"] = mark_embedded(conn)
     return ctx.detail

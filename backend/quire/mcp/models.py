@@ -105,7 +105,10 @@ class Document(BaseModel):
         description="Where it came from: path:/… (a file on the server), url:…, perplexity:…, "
         "or null (uploaded)."
     )
-    status: DocumentStatus = Field(description="queued, processing, ready (searchable), failed.")
+    status: DocumentStatus = Field(
+        description="queued, processing, searchable (by keywords, while its vectors are made), "
+        "ready, failed."
+    )
     error: str | None
     page_count: int
     chunk_count: int

@@ -1,4 +1,5 @@
-"""Which documents a search may return: always only ``ready`` ones, optionally only some
+"""Which documents a search may return: always only visible ones (``ready``, or
+``searchable`` while their vectors are made), optionally only some
 documents, kinds, languages, origins, Zotero collections or tags. Applied inside each leg's
 query, not after it."""
 
@@ -11,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from quire.retrieval.options import RetrievalOptions
+from quire.storage.records import VISIBLE_SQL
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class Filter:
 
     def sql(self, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
         """A WHERE fragment over the chunk and document aliases, with its parameters."""
-        parts = [f"{doc}.status = 'ready'"]
+        parts = [f"{doc}.status {VISIBLE_SQL}"]
         params: dict[str, Any] = {}
         if self.document_ids:
             parts.append(f"{chunk}.document_id IN (SELECT value FROM json_each(:flt_docs))")

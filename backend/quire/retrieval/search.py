@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from quire.config import Settings
 from quire.embed.base import Embedder
@@ -263,6 +263,8 @@ class Searcher:
                 exact.exact, req.plan.hard_keywords, limit=req.pool, flt=req.flt
             )
         qvecs = None
+        if "dense" in legs:
+            self._keyword_only(req)
         if "dense" in legs and self._dense_ready(req) and self.embedder is not None:
             t0 = time.perf_counter()
             hyde = self._hyde_text(req)
@@ -456,6 +458,22 @@ class Searcher:
 
     def _hyde_text(self, req: _Request) -> str | None:
         return req.plan.hyde_passage if self._hyde_mode(req) != "off" else None
+
+    def _keyword_only(self, req: _Request) -> None:
+        """Say so when documents in the search's scope are still being embedded (the dense
+        leg does not see their new chunks yet)."""
+        where, params = req.flt.sql("c", "d")
+        where = where.replace("c.document_id", "d.id")
+        with self.db.read() as conn:
+            n = conn.execute(
+                text(f"SELECT count(*) FROM documents d WHERE {where} AND d.status = 'searchable'"),
+                params,
+            ).scalar_one()
+        if n:
+            req.notices.append(
+                f"{n} {'document is' if n == 1 else 'documents are'} searchable by keywords "
+                "only while being embedded: found by BM25 and exact matches, not yet by meaning"
+            )
 
     def _dense_ready(self, req: _Request) -> bool:
         """Whether the dense leg can run; if not, why, in the request's notices."""

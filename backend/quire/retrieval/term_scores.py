@@ -34,6 +34,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from quire.retrieval.watch import DataVersion
+from quire.storage.records import VISIBLE_SQL
 
 # One term's FTS5 score for every row it matches (LIMIT keeps SQLite from flattening the
 # subquery: bm25() cannot run inside an aggregate).
@@ -55,7 +56,7 @@ _NEW_ROWS_SQL = text(
 # averages (id 1) start with the row count.
 _STRUCTURE_SQL = text("SELECT block FROM page_chunks_fts_data WHERE id = 10")
 _AVERAGES_SQL = text("SELECT block FROM page_chunks_fts_data WHERE id = 1")
-_HIDDEN_SQL = text("SELECT group_concat(id) FROM documents WHERE status != 'ready'")
+_HIDDEN_SQL = text(f"SELECT group_concat(id) FROM documents WHERE status NOT {VISIBLE_SQL}")
 _BYTES_PER_POSTING = 12  # int32 position + float64 score
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, delete, func, insert, select, text, update
 
 from quire.storage import vectors
 from quire.storage.db import json_ids
-from quire.storage.records import TURN_KINDS, Chunk, Kind, Page, printed_label
+from quire.storage.records import TURN_KINDS, VISIBLE_SQL, Chunk, Kind, Page, printed_label
 from quire.storage.schema import page_chunks, pages
 from quire.storage.segment import segment
 from quire.storage.web_sources import WebSource, web_sources
@@ -250,7 +250,7 @@ def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
             # statistics SQLite would walk every ready document's chunks instead.
             "CROSS JOIN documents d ON d.id = c.document_id "
             "LEFT JOIN pages p ON p.document_id = c.document_id AND p.page = c.page "
-            "WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status = 'ready'"
+            f"WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status {VISIBLE_SQL}"
         ),
         {"ids": json_ids(ids)},
     ).all()

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, func, select, update
+from sqlalchemy import ColumnElement, Connection, func, select, text, update
 from sqlalchemy import insert as insert_
 
 from quire.errors import NotFound
 from quire.storage import chunks, jobs
 from quire.storage.db import Database
-from quire.storage.records import Kind
+from quire.storage.records import VISIBLE_SQL, Kind
 from quire.storage.schema import documents, ingest_jobs, utcnow
 
 log = logging.getLogger(__name__)
@@ -216,8 +216,22 @@ def language_counts(conn: Connection) -> LanguageCounts:
 def not_ready(conn: Connection) -> set[int]:
     """Ids of the documents a search must not show (queued, processing or failed)."""
     return {
-        int(r[0]) for r in conn.exec_driver_sql("SELECT id FROM documents WHERE status != 'ready'")
+        int(r[0])
+        for r in conn.exec_driver_sql(f"SELECT id FROM documents WHERE status NOT {VISIBLE_SQL}")
     }
+
+
+def mark_embedded(conn: Connection) -> int:
+    """Searchable documents whose every chunk now has a vector become ready; how many did."""
+    result = conn.execute(
+        text(
+            "UPDATE documents SET status = 'ready', updated_at = :t WHERE status = 'searchable' "
+            "AND NOT EXISTS (SELECT 1 FROM page_chunks c WHERE c.document_id = documents.id "
+            "AND NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.rowid = c.id))"
+        ),
+        {"t": utcnow()},
+    )
+    return int(result.rowcount or 0)
 
 
 def set_status(conn: Connection, document_id: int, status: str, error: str | None = None) -> None:
@@ -267,6 +281,7 @@ def _doc_dict(row: Any, job: Any | None = None) -> dict[str, Any]:
             "status": job.status,
             "stage": job.stage,
             "progress": job.progress,
+            "stage_progress": (job.detail or {}).get("stage_progress"),
             "error": job.error,
         }
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
@@ -35,6 +36,34 @@ def downgrade(db: Database, revision: str) -> None:
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, revision)
         conn.commit()
+
+
+def rewrite_table_sql(conn: sa.Connection, table: str, old: str, new: str) -> None:
+    """Edit a table's CHECK in place: replace ``old`` by ``new`` in its SQL in
+    ``sqlite_schema`` (under ``writable_schema``, ``schema_version`` bumped so that every open
+    connection re-reads it). For a CHECK that admits more values, the case SQLite's ALTER TABLE
+    documentation allows: rows, indexes and triggers are untouched, where the usual recreate
+    would cascade deletes through the foreign keys (migrations 0006 and 0008)."""
+    sql = conn.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).scalar()
+    if sql is None or old not in sql:
+        if sql is not None and new in sql:
+            return  # already there
+        raise RuntimeError(f"{table} has no CHECK ({old}); not rewriting its schema")
+    version = int(conn.exec_driver_sql("PRAGMA schema_version").scalar() or 0)
+    conn.exec_driver_sql("PRAGMA writable_schema = ON")
+    try:
+        conn.execute(
+            sa.text("UPDATE sqlite_master SET sql = :sql WHERE type = 'table' AND name = :t"),
+            {"sql": sql.replace(old, new), "t": table},
+        )
+        conn.exec_driver_sql(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        conn.exec_driver_sql("PRAGMA writable_schema = OFF")
+    check = conn.exec_driver_sql("PRAGMA integrity_check").scalar()
+    if check != "ok":
+        raise RuntimeError(f"integrity check after the CHECK rewrite: {check}")
 
 
 def open_database(settings: Any) -> Database:

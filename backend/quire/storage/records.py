@@ -26,7 +26,12 @@ PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text"]
 #: Where a document came from (``documents.origin``, generated: storage/schema.py ORIGIN_SQL).
 Origin = Literal["upload", "folder", "chatgpt", "claude", "perplexity", "zotero", "web"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
-DocumentStatus = Literal["queued", "processing", "ready", "failed"]
+#: searchable: its chunks are written (BM25 and the exact leg find it), its vectors are being
+#: made; ready: all of it is in. Search shows these two only.
+DocumentStatus = Literal["queued", "processing", "searchable", "ready", "failed"]
+VISIBLE: tuple[DocumentStatus, ...] = ("searchable", "ready")
+#: ``f"d.status {VISIBLE_SQL}"``: the documents a search may return.
+VISIBLE_SQL = f"IN ({', '.join(repr(s) for s in VISIBLE)})"
 JobStatus = Literal["queued", "running", "done", "failed"]
 
 

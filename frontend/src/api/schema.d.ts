@@ -667,9 +667,10 @@ export interface components {
             chunk_count: number;
             /**
              * Status
+             * @description queued, processing, searchable (its chunks are in: keyword search finds it while its vectors are made; `job.progress` says how far), ready, failed.
              * @enum {string}
              */
-            status: "queued" | "processing" | "ready" | "failed";
+            status: "queued" | "processing" | "searchable" | "ready" | "failed";
             /** Error */
             error: string | null;
             /**
@@ -948,8 +949,16 @@ export interface components {
             status: string;
             /** Stage */
             stage: string;
-            /** Progress */
+            /**
+             * Progress
+             * @description The whole job's progress, 0 to 1.
+             */
             progress: number;
+            /**
+             * Stage Progress
+             * @description How far the current stage is (embed: the share of chunks).
+             */
+            stage_progress?: number | null;
             /** Error */
             error?: string | null;
         };

@@ -40,3 +40,9 @@ export function pageCitation(kind: string, page: number, label?: string | null):
   if (kind !== 'pdf') return `section ${page}`
   return label && label !== String(page) ? `p. ${label} (PDF p. ${page})` : `p. ${page}`
 }
+
+/** A document whose chunks are in while its vectors are made: "searchable by keywords ·
+ * embedding 40%" (the share of its chunks embedded). */
+export function embeddingLabel(fraction: number | null | undefined): string {
+  return `searchable by keywords · embedding ${percent(fraction ?? 0)}`
+}

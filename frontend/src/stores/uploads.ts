@@ -22,6 +22,8 @@ export interface UploadItem {
   /** Ingest progress 0..1 and stage, from the job. */
   progress: number
   stage: string
+  /** How far the current stage is (embed: the share of chunks), from the job's detail. */
+  stageProgress: number | null
   documentId: number | null
   jobId: number | null
   error: string | null
@@ -51,6 +53,7 @@ export const useUploadsStore = defineStore('uploads', () => {
         sent: 0,
         progress: 0,
         stage: '',
+        stageProgress: null,
         documentId: null,
         jobId: null,
         error: null,
@@ -106,6 +109,8 @@ export const useUploadsStore = defineStore('uploads', () => {
     watchJob(jobId, (job: Job) => {
       item.progress = job.progress
       item.stage = job.stage
+      const fraction = job.detail?.stage_progress
+      item.stageProgress = typeof fraction === 'number' ? fraction : null
       if (job.status === 'running') item.phase = 'processing'
       if (job.status === 'done') item.phase = 'ready'
       if (job.status === 'failed') {

@@ -23,6 +23,26 @@ async function mountView() {
 }
 
 describe('LibraryView', () => {
+  it('shows a document searchable by keywords with its embedding progress', async () => {
+    const job = { id: 7, status: 'running', stage: 'embed', progress: 0.79, stage_progress: 0.4 }
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents': () =>
+          json({ documents: [doc(1, { status: 'searchable', job }), doc(2)] }),
+      }),
+    )
+    const w = await mountView()
+    const rows = w.findAll('tbody tr')
+    expect(rows[0]!.find('[data-testid="embedding"]').text()).toBe(
+      'searchable by keywords · embedding 40%',
+    )
+    expect(rows[0]!.find('progress').attributes('value')).toBe('0.4')
+    expect(rows[1]!.find('[data-testid="embedding"]').exists()).toBe(false)
+    await w.find('#lib-status').setValue('searchable')
+    expect(w.findAll('tbody tr')).toHaveLength(1)
+  })
+
   it("shows each document's language as a named badge, and nothing when undetected", async () => {
     vi.stubGlobal(
       'fetch',

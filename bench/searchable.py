@@ -1,0 +1,109 @@
+"""How soon a long document can be found: seconds from intake to its first BM25 hit (status
+``searchable``), and to ``ready`` (every chunk embedded: the moment it was first found before
+the searchable status), measured in one run on the real pipeline.
+
+    .venv/bin/python bench/searchable.py [--file PATH] [--query WORDS] [--runs 1]
+
+A worker in a thread ingests the file into a fresh data directory while this script runs the
+BM25 leg (the real ``lexical.bm25`` with the real filter) every 0.1 s for a phrase from deep in
+the document. Results are appended to bench/results/searchable.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from common import DOCS, RESULTS_DIR, append_record, machine_info  # bench/common.py
+from quire.config import Settings
+from quire.ingest.intake import add_file
+from quire.ingest.worker import Worker
+from quire.retrieval import lexical
+from quire.retrieval.filters import Filter
+
+DEFAULT_FILE = DOCS / "pdf" / "thinkcomplexity2.pdf"  # 244 pages
+DEFAULT_QUERY = "Schelling segregation model"  # a chapter in the second half
+
+
+def once(path: Path, query: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="quire-searchable-") as tmp:
+        settings = Settings(data_dir=Path(tmp) / "data", llm_backends="none")
+        worker = Worker(settings)
+        t0 = time.monotonic()
+        intake = add_file(worker.db, settings.files_dir, path, path.name, max_bytes=10**10)
+        thread = threading.Thread(target=worker.run, kwargs={"drain": True}, daemon=True)
+        thread.start()
+        first_hit = searchable = ready = None
+        while ready is None and time.monotonic() - t0 < 1800:
+            with worker.db.read() as conn:
+                status = conn.exec_driver_sql(
+                    "SELECT status FROM documents WHERE id = ?", (intake.document_id,)
+                ).scalar_one()
+                if first_hit is None and lexical.bm25(conn, query, limit=5, flt=Filter()):
+                    first_hit = time.monotonic() - t0
+            if status == "searchable" and searchable is None:
+                searchable = time.monotonic() - t0
+            if status == "ready":
+                ready = time.monotonic() - t0
+                searchable = searchable if searchable is not None else ready
+            if status == "failed":
+                raise SystemExit(f"{path.name} failed to ingest")
+            time.sleep(0.1)
+        thread.join(timeout=60)
+        with worker.db.read() as conn:
+            job = conn.exec_driver_sql(
+                "SELECT detail FROM ingest_jobs ORDER BY id DESC LIMIT 1"
+            ).scalar_one()
+        worker.close()
+        return {
+            "searchable_s": round(searchable or 0.0, 2),
+            "first_bm25_hit_s": round(first_hit or 0.0, 2),
+            "ready_s": round(ready or 0.0, 2),
+            "detail": job,
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--query", default=DEFAULT_QUERY)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args()
+    runs = [once(args.file, args.query) for _ in range(args.runs)]
+    med = {
+        k: statistics.median(r[k] for r in runs)
+        for k in ("searchable_s", "first_bm25_hit_s", "ready_s")
+    }
+    print(f"\n{args.file.name}: median of {len(runs)} run(s)")
+    print("| searchable (status) | first BM25 hit | ready (all embedded) | ready ÷ first hit |")
+    print("|---|---|---|---|")
+    ratio = med["ready_s"] / med["first_bm25_hit_s"] if med["first_bm25_hit_s"] else 0.0
+    print(
+        f"| {med['searchable_s']:.1f} s | {med['first_bm25_hit_s']:.1f} s | "
+        f"{med['ready_s']:.1f} s | {ratio:.1f}× |"
+    )
+    if not args.no_save:
+        import os
+
+        append_record(
+            RESULTS_DIR / "searchable.json",
+            {
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "machine": machine_info(os.getloadavg()[0]),
+                "file": args.file.name,
+                "query": args.query,
+                "median": med,
+                "runs": runs,
+            },
+        )
+
+
+if __name__ == "__main__":
+    main()
