@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,28 @@ def test_ingest_wait_follows_files_that_share_a_name(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     docs = json.loads(quire(data, "docs", "--json").stdout)
     assert [d["status"] for d in docs] == ["ready", "ready"]
+
+
+def test_ingest_wait_runs_several_files_at_once_and_resumes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for n in range(6):
+        (inbox / f"note{n}.md").write_text(f"# Note {n}\n\nThe heron number {n} waits.\n")
+    r = quire(data, "ingest", str(inbox), "--wait", "--workers", "2", COLUMNS="200", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "all files" in r.stderr and "6/6" in r.stderr and "pages" in r.stderr
+    docs = json.loads(quire(data, "docs", "--json").stdout)
+    assert len(docs) == 6 and {d["status"] for d in docs} == {"ready"}
+    with sqlite3.connect(data / "quire.db") as conn:
+        jobs_before = conn.execute("SELECT count(*) FROM ingest_jobs").fetchone()[0]
+    # Run again after one more file arrived: the finished ones are not read again.
+    (inbox / "note6.md").write_text("# Note 6\n\nA late heron.\n")
+    again = quire(data, "ingest", str(inbox), "--wait", timeout=180)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already in the library") == 6
+    with sqlite3.connect(data / "quire.db") as conn:
+        assert conn.execute("SELECT count(*) FROM ingest_jobs").fetchone()[0] == jobs_before + 1
 
 
 def test_doctor_names_the_languages_the_embedder_misses(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ ingest jobs here with progress bars."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -48,26 +49,37 @@ def fail(exc: QuireError, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def run_jobs(settings: Settings, db: Database, pending: dict[int, str]) -> int:
-    """Run a worker in this process until the jobs (id -> name) end, with each one's stage and
-    progress; returns how many failed."""
-    worker = Worker(settings, db=db)
-    thread = threading.Thread(target=worker.run, kwargs={"drain": False}, daemon=True)
-    thread.start()
+def default_workers() -> int:
+    """Workers for ``--wait``: one per core (at most 4), each embedding on one thread — on a
+    busy 2-core box two single-thread runs beat one two-thread run (bench/embed.py)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, workers: int = 1) -> int:
+    """Run ``workers`` workers in this process until the jobs (id -> name) end, with an
+    overall line (files, pages, chunks, time left) and a bar per running file; returns how
+    many failed. Interrupted, the jobs stay queued: running the command again resumes them."""
+    pool = [Worker(settings, db=db) for _ in range(max(1, workers))]
+    threads = [threading.Thread(target=w.run, kwargs={"drain": False}, daemon=True) for w in pool]
+    for thread in threads:
+        thread.start()
     failures = 0
     pending = dict(pending)
+    total = len(pending)
+    progress: dict[int, float] = dict.fromkeys(pending, 0.0)
+    pages: dict[int, int] = {}
+    chunk_counts: dict[int, int] = {}
     with Progress(
         TextColumn("{task.fields[name]}", style="bold"),
         TextColumn("{task.fields[stage]:>8}"),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}%"),
         TimeElapsedColumn(),
+        TextColumn("{task.fields[left]}"),
         console=err_console,
     ) as bar:
-        tasks: dict[int, TaskID] = {
-            job_id: bar.add_task("", total=1.0, name=name[:40], stage="queued")
-            for job_id, name in pending.items()
-        }
+        overall = bar.add_task("", total=float(total), name="all files", stage="", left="")
+        tasks: dict[int, TaskID] = {}
         try:
             while pending:
                 with db.read() as conn:
@@ -75,17 +87,51 @@ def run_jobs(settings: Settings, db: Database, pending: dict[int, str]) -> int:
                 for jid, job in states.items():
                     if job is None:  # its document was deleted meanwhile
                         del pending[jid]
+                        progress[jid] = 1.0
                         continue
-                    bar.update(tasks[jid], completed=job.progress, stage=job.stage)
+                    progress[jid] = job.progress
+                    pages[jid] = int(job.detail.get("pages") or 0)
+                    chunk_counts[jid] = int(job.detail.get("chunks") or 0)
+                    if job.status == "running" and jid not in tasks:
+                        tasks[jid] = bar.add_task(
+                            "", total=1.0, name=pending[jid][:40], stage=job.stage, left=""
+                        )
+                    if jid in tasks:
+                        bar.update(tasks[jid], completed=job.progress, stage=job.stage)
                     if job.status in ("done", "failed"):
                         name = pending.pop(jid)
+                        progress[jid] = 1.0
+                        if jid in tasks:
+                            bar.remove_task(tasks.pop(jid))
                         if job.status == "failed":
                             failures += 1
-                            bar.update(tasks[jid], stage="failed")
                             error(f"{name}: {job.error}")
+                done = sum(progress.values())
+                task = bar.tasks[overall]
+                left = (
+                    f"~{_clock(task.elapsed * (total - done) / done)} left"
+                    if done > 0 and task.elapsed
+                    else ""
+                )
+                bar.update(
+                    overall,
+                    completed=done,
+                    stage=f"{total - len(pending)}/{total}",
+                    left=f"{sum(pages.values()):,} pages · {sum(chunk_counts.values()):,} "
+                    f"chunks {left}",
+                )
                 time.sleep(0.2)
         finally:
-            worker.stop()
-            thread.join(timeout=30)
-            worker.close()
+            for w in pool:
+                w.stop()
+            for thread in threads:
+                thread.join(timeout=30)
+            for w in pool:
+                w.close()
     return failures
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

@@ -10,7 +10,15 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from quire.cli.common import console, err_console, error, fail, run_jobs, settings
+from quire.cli.common import (
+    console,
+    default_workers,
+    err_console,
+    error,
+    fail,
+    run_jobs,
+    settings,
+)
 from quire.errors import QuireError
 from quire.ingest.intake import add_file
 from quire.ingest.worker import run_worker
@@ -45,7 +53,13 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
 @click.option(
     "--wait", is_flag=True, help="Process the queue here; wait until every file is ready."
 )
-def ingest(paths: tuple[Path, ...], wait: bool) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="Files processed at once with --wait (default: one per core, at most 4).",
+)
+def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
     """Add files and folders (PDF, EPUB, Perplexity markdown, md, txt) to the library."""
     config = settings()
     db = open_database(config)
@@ -73,6 +87,11 @@ def ingest(paths: tuple[Path, ...], wait: bool) -> None:
                     max_bytes=config.max_upload_bytes,
                     source_key=f"path:{path.resolve()}",
                 )
+            except OSError as exc:  # vanished or unreadable since the listing
+                failures += 1
+                error(f"{path}: {exc.strerror or exc}")
+                bar.advance(task)
+                continue
             except QuireError as exc:
                 if named or exc.code != "unsupported_type":
                     failures += 1
@@ -87,7 +106,7 @@ def ingest(paths: tuple[Path, ...], wait: bool) -> None:
                 queued.setdefault(intake.job_id, path.name)
             bar.advance(task)
     if wait and queued:
-        failures += run_jobs(config, db, queued)
+        failures += run_jobs(config, db, queued, workers=workers or default_workers())
     elif queued:
         console.print(
             "Run [bold]quire worker[/bold] (or [bold]make run[/bold]) to process the queue."
