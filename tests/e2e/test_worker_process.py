@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -182,3 +183,18 @@ def test_two_workers_share_the_queue(tmp_path: Path) -> None:
     counts = integrity(db)
     assert counts["vectors"] == counts["chunks"] and counts["duplicate_positions"] == 0
     db.dispose()
+
+
+def test_the_worker_lowers_its_cpu_priority(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    worker = start_worker(data, tmp_path / "worker.log", QUIRE_WORKER_NICE="7")
+    try:
+        wait_until(
+            lambda: os.getpriority(os.PRIO_PROCESS, worker.pid) == min(19, base + 7),
+            30,
+            "the worker to lower its priority",
+        )
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)

@@ -32,6 +32,10 @@ def embedder_name(settings: Settings) -> str:
         from quire.ollama_api import bare_model  # imports httpx: only when asked
 
         return f"ollama:{bare_model(settings.ollama_embed_model)}"
+    if settings.embedder == "local-sint8":
+        from quire.embed.static import STATIC_NAME
+
+        return STATIC_NAME
     folder = resolve_embed_model_dir(settings)
     if folder is None:
         from quire.embed.local import MODEL_NAME
@@ -63,6 +67,19 @@ def _model_file(folder: Path) -> Path:
 
 def make_embedder(settings: Settings) -> Embedder:
     """Build the embedder the settings ask for (loads the model or prepares the client)."""
+    if settings.embedder == "local-sint8":
+        from quire.embed.static import static_embedder
+
+        if settings.embed_model_dir is not None:
+            raise EmbedderUnavailable(
+                "QUIRE_EMBEDDER=local-sint8 rebuilds the packaged MiniLM; it does not apply to "
+                "QUIRE_EMBED_MODEL_DIR (use QUIRE_EMBEDDER=local with that folder)"
+            )
+        return static_embedder(
+            settings.data_dir / "models",
+            threads=settings.embed_threads,
+            batch_size=settings.embed_batch,
+        )
     if settings.embedder == "local":
         from quire.embed.local import LocalEmbedder
 

@@ -86,25 +86,30 @@ def fold_int8_weights(model: Any) -> int:
     return len(new_inits)
 
 
+def load_folded(source: Path) -> Any:
+    """The packaged model as an ``onnx.ModelProto`` with its int8 weights folded to fp32
+    (the starting point of both rebuilds: this one and embed/static.py's)."""
+    try:
+        import onnx
+    except ImportError as e:
+        raise EmbedderUnavailable("rebuilding the embedding model needs `pip install onnx`") from e
+    model = onnx.load(str(source))
+    if fold_int8_weights(model) == 0:
+        raise EmbedderUnavailable(f"{source} has no int8 Cast/Mul weights to fold")
+    return model
+
+
 def build_optimized_model(cache_dir: Path, source: Path | None = None) -> Path:
     """Build (once) the per-channel dynamic int8 model into ``cache_dir``; returns its path."""
     source = source or default_model_path()
     target = optimized_model_path(cache_dir, source)
     if target.is_file():
         return target
-    try:
-        import onnx
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as e:
-        raise EmbedderUnavailable(
-            "building the optimised embedding model needs `pip install onnx`"
-        ) from e
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    model = load_folded(source)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    model = onnx.load(str(source))
-    folded = fold_int8_weights(model)
-    if folded == 0:
-        raise EmbedderUnavailable(f"{source} has no int8 Cast/Mul weights to fold")
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         fp32 = Path(tmp) / "fp32.onnx"
         onnx.save(model, str(fp32))
@@ -117,7 +122,7 @@ def build_optimized_model(cache_dir: Path, source: Path | None = None) -> Path:
             op_types_to_quantize=["MatMul"],  # the embedding Gather stays fp32
         )
         os.replace(out, target)  # atomic: a concurrent builder never sees half a file
-    log.info("built %s from %s (%d weights folded)", target, source, folded)
+    log.info("built %s from %s", target, source)
     return target
 
 

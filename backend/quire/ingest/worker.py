@@ -8,6 +8,7 @@ to ``job_max_attempts``. SIGTERM/SIGINT stop the loop after the current job.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import traceback
@@ -154,7 +155,10 @@ class Worker:
 
 
 def run_worker(settings: Settings, *, drain: bool = False) -> int:
-    """Entry point of ``quire worker``: install signal handlers and run the loop."""
+    """Entry point of ``quire worker``: lower its CPU priority (``worker_nice``), install
+    signal handlers and run the loop."""
+    if settings.worker_nice:
+        os.nice(settings.worker_nice)
     worker = Worker(settings)
 
     def _handle(signum: int, _frame: FrameType | None) -> None:
