@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -101,6 +102,26 @@ def test_ingest_wait_runs_several_files_at_once_and_resumes(tmp_path: Path) -> N
     assert again.stdout.count("already in the library") == 6
     with sqlite3.connect(data / "quire.db") as conn:
         assert conn.execute("SELECT count(*) FROM ingest_jobs").fetchone()[0] == jobs_before + 1
+
+
+def test_ingest_a_folder_with_bad_entries_reports_each_and_ingests_the_rest(
+    tmp_path: Path,
+) -> None:
+    data, inbox = tmp_path / "data", tmp_path / "inbox"
+    (inbox / "sub").mkdir(parents=True)
+    (inbox / "good.md").write_text("# Good\n\nA fine note about herons.\n")
+    (inbox / "sub" / "loop").symlink_to(inbox, target_is_directory=True)  # a symlink loop
+    (inbox / "dangling.pdf").symlink_to(tmp_path / "nowhere.pdf")
+    os.mkfifo(inbox / "pipe.pdf")
+    with (inbox / "big.bin").open("wb") as f:  # 1 GB, sparse
+        f.truncate(1 << 30)
+    r = quire(data, "ingest", str(inbox), "--wait", timeout=180)
+    assert r.returncode == 1  # the oversized file is a failure; the rest went in
+    assert "dangling.pdf: a dangling link" in r.stderr
+    assert "pipe.pdf: not a regular file" in r.stderr
+    assert "big.bin" in r.stderr and "over the" in r.stderr
+    docs = json.loads(quire(data, "docs", "--json").stdout)
+    assert [(d["filename"], d["status"]) for d in docs] == [("good.md", "ready")]
 
 
 def test_doctor_names_the_languages_the_embedder_misses(tmp_path: Path) -> None:

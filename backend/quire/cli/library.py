@@ -34,15 +34,21 @@ INTAKE_VERBS = {
 
 
 def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
-    """Files to ingest; the flag says whether the user named the file (vs. found in a folder)."""
+    """Files to ingest; the flag says whether the user named the file (vs. found in a folder).
+
+    Symlinked folders are not followed (no loops); a dangling link, a pipe or a socket in a
+    folder is reported and left out."""
     out: list[tuple[Path, bool]] = []
     for p in paths:
         if p.is_dir():
-            out.extend(
-                (f, False)
-                for f in sorted(p.rglob("*"))
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
+            for f in sorted(p.rglob("*")):
+                if any(part.startswith(".") for part in f.relative_to(p).parts):
+                    continue
+                if f.is_file():
+                    out.append((f, False))
+                elif not f.is_dir():
+                    what = "a dangling link" if f.is_symlink() else "not a regular file"
+                    err_console.print(f"[yellow]skipped[/yellow] {f}: {what}")
         else:
             out.append((p, True))
     return out
