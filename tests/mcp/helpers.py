@@ -167,6 +167,7 @@ async def check_every_tool(client: Client, link: Callable[[int, int], str]) -> N
 
     epubs = ok(await client.call_tool("list_documents", {"kind": "epub"}))["documents"]
     assert [d["filename"] for d in epubs] == ["alice-epub3.epub"]
+    assert epubs[0]["origin"] == "upload"  # added by path, as `quire ingest` does
     dmca = ok(await client.call_tool("list_documents", {"text": "MILLENNIUM"}))
     assert [d["filename"] for d in dmca["documents"]] == ["dmca-summary.pdf"]
     pdfs = ok(await client.call_tool("list_documents", {"source": "docs/pdf/", "limit": 1}))

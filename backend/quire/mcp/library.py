@@ -226,6 +226,7 @@ def _document_out(r: dict[str, Any], source: str | None) -> models.Document:
         kind=r["kind"],
         filename=r["filename"],
         source=source,
+        origin=r["origin"],
         status=r["status"],
         error=r["error"],
         page_count=r["page_count"],

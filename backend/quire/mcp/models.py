@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from quire.errors import ErrorBody
 from quire.retrieval.options import Strategy
-from quire.storage.records import DocumentStatus, JobStatus, Kind
+from quire.storage.records import DocumentStatus, JobStatus, Kind, Origin
 from quire.storage.web_sources import WebSource
 from quire.synthesis.events import AnswerMode
 
@@ -104,6 +104,9 @@ class Document(BaseModel):
     source: str | None = Field(
         description="Where it came from: path:/… (a file on the server), url:…, perplexity:…, "
         "or null (uploaded)."
+    )
+    origin: Origin = Field(
+        description="Where it came from: upload, folder, chatgpt, claude, perplexity, zotero, web."
     )
     status: DocumentStatus = Field(
         description="queued, processing, searchable (by keywords, while its vectors are made), "
