@@ -1,18 +1,31 @@
 """The ingest pipeline in-process: versions re-embed only what changed, model changes rebuild
-the vector store, a dead embedder is retried and then fails the job with a clear reason."""
+the vector store, a dead embedder is retried and then fails the job with a clear reason, a
+PDF's text layer is searchable while its scanned pages are read."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import threading
+import time
 from pathlib import Path
+
+from fpdf import FPDF
 
 from quire.config import Settings
 from quire.ingest.intake import Intake, add_file
+from quire.ingest.isolate import extract_isolated
+from quire.ingest.types import Extracted
 from quire.ingest.worker import Worker
+from quire.retrieval import lexical
+from quire.retrieval.filters import Filter
 from quire.storage import vectors
 from quire.storage.db import Database
+from tests.conftest import DOCS
 from tests.e2e.helpers import integrity, write_long_text
 from tests.fakes import FakeOllama
+
+SCAN = DOCS / "pdf" / "scan-grumman-175.pdf"
 
 
 def _add(db: Database, settings: Settings, path: Path, key: str | None = None) -> Intake:
@@ -147,3 +160,80 @@ def test_per_document_time_limit_fails_the_job(
         chunks = conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one()
     assert job.status == "failed" and "1 s limit" in job.error
     assert chunks == 0
+
+
+def mixed_pdf(tmp_path: Path) -> Path:
+    """A born-digital text page, then a scanned page (the Grumman scan's first page as an
+    image): the second needs OCR, the first does not."""
+    png = tmp_path / "scan"
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "150", "-f", "1", "-l", "1", "-singlefile", str(SCAN), str(png)],
+        check=True,
+    )
+    pdf = FPDF(format="letter", unit="pt")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.multi_cell(
+        0,
+        16,
+        "Maintenance timetable. The kingfisher inspection of the landing gear happens every "
+        "hundred hours; the kingfisher log records each inspection with its date and mechanic. "
+        * 3,
+    )
+    pdf.add_page()
+    pdf.image(str(png) + ".png", x=0, y=0, w=612, h=792)
+    out = tmp_path / "mixed.pdf"
+    pdf.output(str(out))
+    return out
+
+
+def test_the_text_layer_is_handed_over_before_the_ocr_pages(tmp_path: Path) -> None:
+    events: list[tuple[str, object]] = []
+    final = extract_isolated(
+        mixed_pdf(tmp_path),
+        Settings(data_dir=tmp_path / "data", ocr_dpi=200),
+        timeout_s=120,
+        on_progress=lambda stage, f: events.append(("progress", stage)),
+        on_partial=lambda ex: events.append(("partial", ex)),
+    )
+    partials = [e for e in events if e[0] == "partial"]
+    assert len(partials) == 1
+    early = partials[0][1]
+    assert isinstance(early, Extracted)
+    assert early.metadata["ocr_pending"] == [2]
+    assert [p.source for p in early.pages] == ["text_layer", "text_layer"]
+    assert "kingfisher inspection" in early.pages[0].text
+    # The partial comes before OCR starts; the final pages have the scan read.
+    assert events.index(partials[0]) < events.index(("progress", "ocr"))
+    assert [p.source for p in final.pages] == ["text_layer", "ocr"]
+    assert "ACCESSORY KIT" in final.pages[1].text
+    assert final.pages[0].text == early.pages[0].text
+
+
+def test_a_pdf_is_searchable_by_its_text_layer_while_its_scans_are_read(
+    tmp_path: Path, settings: Settings, db: Database
+) -> None:
+    intake = _add(db, settings, mixed_pdf(tmp_path))
+    worker = Worker(settings, db=db)
+    thread = threading.Thread(target=worker.run, kwargs={"drain": True}, daemon=True)
+    thread.start()
+    seen: set[tuple[str, bool, bool]] = set()
+    deadline = time.monotonic() + 120
+    while thread.is_alive() and time.monotonic() < deadline:
+        with db.read() as conn:
+            status = conn.exec_driver_sql("SELECT status FROM documents").scalar_one()
+            text_page = bool(lexical.bm25(conn, "kingfisher", limit=5, flt=Filter()))
+            scan_page = bool(lexical.bm25(conn, "accessory kit", limit=5, flt=Filter()))
+        seen.add((status, text_page, scan_page))
+        time.sleep(0.02)
+    thread.join(timeout=10)
+    # Searchable by the text page while the scanned page was still being read.
+    assert ("searchable", True, False) in seen, seen
+    assert all(not (t or s) for status, t, s in seen if status in ("queued", "processing"))
+    detail = _detail(db, intake.job_id)
+    assert detail["searchable_pages"] == 1 and detail["ocr_pages"] == 1
+    assert 0 < float(detail["searchable_s"]) < float(sum(detail["timings"].values()))  # type: ignore[arg-type]
+    with db.read() as conn:
+        assert conn.exec_driver_sql("SELECT status FROM documents").scalar_one() == "ready"
+        assert lexical.bm25(conn, "accessory kit", limit=5, flt=Filter())  # the OCR page
+    assert integrity(db)["vectors"] == integrity(db)["chunks"]

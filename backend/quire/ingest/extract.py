@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from quire.config import Settings
@@ -18,7 +19,7 @@ from quire.ingest.pdf_structure import apply_outline
 from quire.ingest.perplexity_md import parse_perplexity_markdown, with_structure
 from quire.ingest.text_clean import clean_page_text, strip_running_headers
 from quire.ingest.types import Extracted, Progress, no_progress
-from quire.storage.records import Page
+from quire.storage.records import Kind, Page
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +57,22 @@ def _clean_pages(pages: list[Page], *, pdf: bool) -> tuple[list[Page], str | Non
     return cleaned, first_line
 
 
-def extract_file(path: Path, settings: Settings, progress: Progress = no_progress) -> Extracted:
-    """Detect, extract and clean one file; stages reported to ``progress`` are extract and ocr."""
+def extract_file(
+    path: Path,
+    settings: Settings,
+    progress: Progress = no_progress,
+    partial: Callable[[Extracted], None] | None = None,
+) -> Extracted:
+    """Detect, extract and clean one file; stages reported to ``progress`` are extract and ocr.
+
+    ``partial``: called with the PDF's text layer, cleaned like the final pages, before the
+    pages that need OCR are read (so that the document can be searched meanwhile)."""
     kind = detect_kind(path)
     log.info("extracting %s as %s", path.name, kind)
     progress("extract", 0.0)
     if kind == "pdf":
-        extracted = extract_pdf(path, settings, progress)
+        before_ocr = (lambda ex: partial(_finish(path, kind, ex))) if partial else None
+        extracted = extract_pdf(path, settings, progress, before_ocr=before_ocr)
     elif kind == "epub":
         extracted = extract_epub(
             path,
@@ -81,6 +91,11 @@ def extract_file(path: Path, settings: Settings, progress: Progress = no_progres
         else:
             extracted = parse_text(text)
         progress("extract", 1.0)
+    return _finish(path, kind, extracted)
+
+
+def _finish(path: Path, kind: Kind, extracted: Extracted) -> Extracted:
+    """Clean the pages, apply the outline and structure, read the citation metadata."""
     extracted.pages, first_line = _clean_pages(extracted.pages, pdf=kind == "pdf")
     # Sections start at offsets in the clean text, so the outline is applied after cleaning.
     extracted.pages = apply_outline(extracted.pages, extracted.outline)

@@ -33,7 +33,7 @@ def _die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _child(path: str, settings: dict[str, Any], out: Any) -> None:
+def _child(path: str, settings: dict[str, Any], out: Any, partial: bool = False) -> None:
     os.setpgrp()  # tesseract/pdftoppm children share our group and are killed with us
     _die_with_parent()
     os.environ["OMP_THREAD_LIMIT"] = "1"
@@ -50,7 +50,8 @@ def _child(path: str, settings: dict[str, Any], out: Any) -> None:
         out.put(("progress", stage, fraction))
 
     try:
-        result = extract_file(Path(path), Settings(**settings), progress)
+        early = (lambda ex: out.put(("partial", ex))) if partial else None
+        result = extract_file(Path(path), Settings(**settings), progress, early)
         out.put(("result", result))
     except errors.QuireError as exc:
         out.put(("error", type(exc).__name__, exc.message))
@@ -67,10 +68,12 @@ def extract_isolated(
     settings: Settings,
     timeout_s: float,
     on_progress: Callable[[str, float], None],
+    on_partial: Callable[[Extracted], None] | None = None,
 ) -> Extracted:
     """Extract ``path`` in a child process; raises the child's error, or ResourceLimit on timeout.
 
-    ``on_progress(stage, fraction)`` is called for the child's progress.
+    ``on_progress(stage, fraction)`` is called for the child's progress; ``on_partial`` with a
+    PDF's text layer while the child goes on with its OCR pages (extract_file's ``partial``).
     """
     # A forkserver that has imported the readers once forks each child in milliseconds; a
     # spawned child imports pdfminer, ebooklib and lxml again (~0.5 s a document). Not plain
@@ -81,7 +84,9 @@ def extract_isolated(
     # Secrets would arrive masked ("**********") and fail validation; the reader needs none.
     secrets = {name for name, value in settings if isinstance(value, SecretStr)}
     plain = settings.model_dump(mode="json", exclude=secrets)
-    proc = ctx.Process(target=_child, args=(str(path), plain, out), daemon=True)
+    proc = ctx.Process(
+        target=_child, args=(str(path), plain, out, on_partial is not None), daemon=True
+    )
     proc.start()
     deadline = time.monotonic() + timeout_s
     try:
@@ -106,6 +111,10 @@ def extract_isolated(
                     continue
             if msg[0] == "progress":
                 on_progress(msg[1], msg[2])
+                continue
+            if msg[0] == "partial":
+                assert on_partial is not None
+                on_partial(msg[1])
                 continue
             if msg[0] == "result":
                 result: Extracted = msg[1]

@@ -535,8 +535,17 @@ def _use_ocr(raw: RawPage, ocr_text: str) -> bool:
     return count_words(ocr_text) >= count_words(raw.text)
 
 
-def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress) -> Extracted:
+def extract_pdf(
+    path: Path,
+    settings: Settings,
+    progress: Progress = no_progress,
+    *,
+    before_ocr: Callable[[Extracted], None] | None = None,
+) -> Extracted:
     """Pages of a PDF: the text layer, replaced by OCR on the pages that need it.
+
+    ``before_ocr`` is given the text layer alone (``metadata["ocr_pending"]``: the pages OCR
+    will read) before OCR starts, when some page needs it.
 
     If OCR is not installed, a PDF with no usable text layer at all fails with OcrUnavailable;
     otherwise the pages that wanted OCR keep their text layer and are listed in
@@ -552,6 +561,8 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
     ocr_read: dict[int, OcrPage] = {}
     metadata = dict(layer.metadata)
     languages: dict[int, str] = {}
+    if wanted and before_ocr is not None:
+        before_ocr(_assembled(layer, {}, {**metadata, "ocr_pending": wanted}, {}, settings))
     if wanted:
         progress("ocr", 0.0)  # the stage starts now (its first page may take seconds)
         try:
@@ -574,6 +585,17 @@ def extract_pdf(path: Path, settings: Settings, progress: Progress = no_progress
                 raise
             log.warning("%s: OCR unavailable; %d page(s) keep their text layer", path, len(wanted))
             metadata["ocr_skipped_pages"] = wanted
+    return _assembled(layer, ocr_read, metadata, languages, settings)
+
+
+def _assembled(
+    layer: TextLayer,
+    ocr_read: dict[int, OcrPage],
+    metadata: dict[str, Any],
+    languages: dict[int, str],
+    settings: Settings,
+) -> Extracted:
+    """The document: each page's text layer, or its OCR text where that was read and won."""
     pages: list[Page] = []
     for raw in layer.pages:
         read = ocr_read.get(raw.number)

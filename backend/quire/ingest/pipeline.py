@@ -21,6 +21,7 @@ from quire.errors import NotFound, ResourceLimit
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.isolate import extract_isolated
 from quire.ingest.language import detect as detect_language
+from quire.ingest.types import Extracted
 from quire.storage import chunks, jobs, vectors
 from quire.storage.db import Database
 from quire.storage.documents import mark_embedded, record_extraction, set_status
@@ -45,6 +46,7 @@ class JobContext:
     started: float = field(default_factory=time.monotonic)
     detail: dict[str, Any] = field(default_factory=dict)
     _last_report: float = 0.0
+    _last_stage: str = ""
 
     @property
     def deadline(self) -> float:
@@ -57,11 +59,12 @@ class JobContext:
             )
 
     def report(self, stage: str, fraction: float, *, force: bool = False) -> None:
-        """Write stage and overall progress to the job row (throttled)."""
+        """Write stage and overall progress to the job row (throttled; a new stage is
+        always written)."""
         now = time.monotonic()
-        if not force and now - self._last_report < REPORT_EVERY_S:
+        if not force and stage == self._last_stage and now - self._last_report < REPORT_EVERY_S:
             return
-        self._last_report = now
+        self._last_report, self._last_stage = now, stage
         lo, hi = BANDS.get(stage, (0.0, 1.0))
         self.detail["stage_progress"] = round(fraction, 4)
         with self.db.write() as conn:
@@ -97,21 +100,64 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
         ctx.report(stage, fraction)
 
     ctx.report("extract", 0.0, force=True)
+    job_start = t0
+    early: list[chunks.ReplaceStats] = []
+
+    def on_partial(text_layer: Extracted) -> None:
+        # A PDF's text layer, before its OCR pages: searchable by keywords meanwhile.
+        w0 = time.monotonic()
+        early.append(_write(ctx, doc_id, text_layer)[0])
+        timings["chunk"] = timings.get("chunk", 0.0) + round(time.monotonic() - w0, 3)
+        ctx.detail.update(
+            searchable_s=round(time.monotonic() - job_start, 3),
+            searchable_pages=len(text_layer.pages) - len(text_layer.metadata["ocr_pending"]),
+        )
+
     extracted = extract_isolated(
         Path(row.stored_path),
         ctx.settings,
         timeout_s=max(1.0, ctx.deadline - time.monotonic()),
         on_progress=on_progress,
+        on_partial=on_partial,
     )
     t1 = time.monotonic()
     ocr_start = stage_started.get("ocr", t1)
-    timings["extract"] = round(ocr_start - t0, 3)
+    timings["extract"] = round(ocr_start - t0 - timings.get("chunk", 0.0), 3)
     timings["ocr"] = round(t1 - ocr_start, 3)
     ocr_pages = sum(1 for p in extracted.pages if p.source == "ocr")
     ctx.detail.update(pages=len(extracted.pages), ocr_pages=ocr_pages)
 
     t0 = time.monotonic()
     ctx.report("chunk", 0.0, force=True)
+    stats, chunk_count, language = _write(ctx, doc_id, extracted)
+    timings["chunk"] = round(timings.get("chunk", 0.0) + time.monotonic() - t0, 3)
+    first = early[0] if early else None
+    ctx.detail.update(
+        chunks=chunk_count,
+        # Counted against the version before this job (the text layer written early is new).
+        kept=stats.kept - (first.inserted if first else 0),
+        inserted=stats.inserted + (first.inserted if first else 0),
+        deleted=stats.deleted + (first.deleted if first else 0),
+        language=language,
+    )
+    ctx.detail.setdefault("searchable_s", round(time.monotonic() - job_start, 3))
+
+    t0 = time.monotonic()
+    ctx.detail["embedded"] = embed_missing(ctx, doc_id)
+    timings["embed"] = round(time.monotonic() - t0, 3)
+
+    with ctx.db.write() as conn:
+        set_status(conn, doc_id, "ready")
+    log.info("document %s ready: %s", doc_id, ctx.detail)
+    return ctx.detail
+
+
+def _write(
+    ctx: JobContext, doc_id: int, extracted: Extracted
+) -> tuple[chunks.ReplaceStats, int, str | None]:
+    """Write a document's pages and chunks (unchanged chunks kept) and what reading it found,
+    in one transaction that also makes it ``searchable``: BM25 and the exact leg find it from
+    then on, the dense leg each chunk once its vector is in (``ready``, when all are)."""
     new_chunks = chunk_pages(
         extracted.pages, size=ctx.settings.chunk_chars, overlap=ctx.settings.chunk_overlap
     )
@@ -131,26 +177,8 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
             author=extracted.author,
             language=language,
         )
-        # Its chunks are in: BM25 and the exact leg find it from now on, the dense leg once
-        # each chunk's vector is (ready, below).
         set_status(conn, doc_id, "searchable")
-    timings["chunk"] = round(time.monotonic() - t0, 3)
-    ctx.detail.update(
-        chunks=len(new_chunks),
-        kept=stats.kept,
-        inserted=stats.inserted,
-        deleted=stats.deleted,
-        language=language,
-    )
-
-    t0 = time.monotonic()
-    ctx.detail["embedded"] = embed_missing(ctx, doc_id)
-    timings["embed"] = round(time.monotonic() - t0, 3)
-
-    with ctx.db.write() as conn:
-        set_status(conn, doc_id, "ready")
-    log.info("document %s ready: %s", doc_id, ctx.detail)
-    return ctx.detail
+    return stats, len(new_chunks), language
 
 
 def embed_missing(ctx: JobContext, document_id: int | None) -> int:

@@ -41,8 +41,10 @@ export function pageCitation(kind: string, page: number, label?: string | null):
   return label && label !== String(page) ? `p. ${label} (PDF p. ${page})` : `p. ${page}`
 }
 
-/** A document whose chunks are in while its vectors are made: "searchable by keywords ·
- * embedding 40%" (the share of its chunks embedded). */
-export function embeddingLabel(fraction: number | null | undefined): string {
-  return `searchable by keywords · embedding ${percent(fraction ?? 0)}`
+/** A document whose chunks are in while the rest is done: "searchable by keywords ·
+ * embedding 40%" (the share of its chunks embedded), or "… · OCR 40%" while a PDF's scanned
+ * pages are read after its text layer went in. */
+export function searchableLabel(stage: string, fraction: number | null | undefined): string {
+  const doing = stage === 'embed' ? 'embedding' : stage === 'ocr' ? 'OCR' : stage
+  return `searchable by keywords · ${doing} ${percent(fraction ?? 0)}`
 }

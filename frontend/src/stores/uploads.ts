@@ -24,6 +24,8 @@ export interface UploadItem {
   stage: string
   /** How far the current stage is (embed: the share of chunks), from the job's detail. */
   stageProgress: number | null
+  /** Its chunks are written: keyword search finds it while the job goes on. */
+  searchable: boolean
   documentId: number | null
   jobId: number | null
   error: string | null
@@ -54,6 +56,7 @@ export const useUploadsStore = defineStore('uploads', () => {
         progress: 0,
         stage: '',
         stageProgress: null,
+        searchable: false,
         documentId: null,
         jobId: null,
         error: null,
@@ -111,6 +114,7 @@ export const useUploadsStore = defineStore('uploads', () => {
       item.stage = job.stage
       const fraction = job.detail?.stage_progress
       item.stageProgress = typeof fraction === 'number' ? fraction : null
+      item.searchable = job.stage === 'embed' || job.detail?.searchable_s !== undefined
       if (job.status === 'running') item.phase = 'processing'
       if (job.status === 'done') item.phase = 'ready'
       if (job.status === 'failed') {

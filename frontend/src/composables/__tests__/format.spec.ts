@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { pageCitation } from '../format'
+import { pageCitation, searchableLabel } from '../format'
 
 describe('pageCitation', () => {
   it('cites a PDF page by its printed label and its place in the file', () => {
@@ -17,5 +17,13 @@ describe('pageCitation', () => {
   it('names the units of other kinds', () => {
     expect(pageCitation('epub', 3)).toBe('section 3')
     expect(pageCitation('perplexity', 3)).toBe('turn 3')
+  })
+})
+
+describe('searchableLabel', () => {
+  it('names what a searchable document is still doing', () => {
+    expect(searchableLabel('embed', 0.4)).toBe('searchable by keywords · embedding 40%')
+    expect(searchableLabel('ocr', 0.5)).toBe('searchable by keywords · OCR 50%')
+    expect(searchableLabel('chunk', null)).toBe('searchable by keywords · chunk 0%')
   })
 })

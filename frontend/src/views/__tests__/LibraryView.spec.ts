@@ -34,11 +34,11 @@ describe('LibraryView', () => {
     )
     const w = await mountView()
     const rows = w.findAll('tbody tr')
-    expect(rows[0]!.find('[data-testid="embedding"]').text()).toBe(
+    expect(rows[0]!.find('[data-testid="searchable"]').text()).toBe(
       'searchable by keywords · embedding 40%',
     )
     expect(rows[0]!.find('progress').attributes('value')).toBe('0.4')
-    expect(rows[1]!.find('[data-testid="embedding"]').exists()).toBe(false)
+    expect(rows[1]!.find('[data-testid="searchable"]').exists()).toBe(false)
     await w.find('#lib-status').setValue('searchable')
     expect(w.findAll('tbody tr')).toHaveLength(1)
   })
