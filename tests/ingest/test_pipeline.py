@@ -232,6 +232,7 @@ def test_a_pdf_is_searchable_by_its_text_layer_while_its_scans_are_read(
     assert all(not (t or s) for status, t, s in seen if status in ("queued", "processing"))
     detail = _detail(db, intake.job_id)
     assert detail["searchable_pages"] == 1 and detail["ocr_pages"] == 1
+    assert (detail["kept"], detail["inserted"]) == (0, detail["chunks"])  # a first version
     assert 0 < float(detail["searchable_s"]) < float(sum(detail["timings"].values()))  # type: ignore[arg-type]
     with db.read() as conn:
         assert conn.exec_driver_sql("SELECT status FROM documents").scalar_one() == "ready"

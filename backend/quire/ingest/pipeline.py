@@ -131,13 +131,14 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
     ctx.report("chunk", 0.0, force=True)
     stats, chunk_count, language = _write(ctx, doc_id, extracted)
     timings["chunk"] = round(timings.get("chunk", 0.0) + time.monotonic() - t0, 3)
-    first = early[0] if early else None
+    # Counted against the version before this job: the text layer written early counts as
+    # this job's own, so only chunks both writes kept are the earlier version's.
+    kept = min(early[0].kept, stats.kept) if early else stats.kept
     ctx.detail.update(
         chunks=chunk_count,
-        # Counted against the version before this job (the text layer written early is new).
-        kept=stats.kept - (first.inserted if first else 0),
-        inserted=stats.inserted + (first.inserted if first else 0),
-        deleted=stats.deleted + (first.deleted if first else 0),
+        kept=kept,
+        inserted=chunk_count - kept,
+        deleted=early[0].deleted if early else stats.deleted,
         language=language,
     )
     ctx.detail.setdefault("searchable_s", round(time.monotonic() - job_start, 3))
