@@ -367,3 +367,24 @@ def test_a_rerun_reads_only_what_changed(zotero_api) -> None:
         assert back.restored == 1 and len(back.jobs) == 1
     finally:
         db.dispose()
+
+
+def test_an_unreadable_attachment_fails_once_and_is_not_retried_unchanged(
+    settings: Settings, tmp_path: Path
+) -> None:
+    data = build_library(tmp_path)
+    bad = next((data / "storage" / "J8FIHBUY").glob("*.pdf"))
+    bad.write_bytes(b"%PDF-1.4\n" + b"\x00garbage" * 100)
+    db = open_database(settings)
+    try:
+        first = import_zotero(db, settings, data)
+        assert first.new == 4
+        Worker(settings, db=db).run(drain=True)
+        with db.read() as conn:
+            statuses = dict(conn.exec_driver_sql("SELECT source_key, status FROM documents").all())
+        assert statuses.pop("zotero:item:I6RNZ53Q/J8FIHBUY") == "failed"
+        assert set(statuses.values()) == {"ready"}
+        again = import_zotero(db, settings, data)  # the same broken file: not queued again
+        assert (again.unchanged, again.jobs) == (4, {})
+    finally:
+        db.dispose()

@@ -199,7 +199,12 @@ def _one(
     doc = _known(db, key)
     old = doc["origin"] if doc and isinstance(doc["origin"], dict) else {}
     same_file = (old.get("size"), old.get("mtime_ns")) == stat
-    if doc is not None and same_file and doc["status"] != "failed":
+    # An unchanged file is not read again; one hidden as removed is (it is back).
+    if (
+        doc is not None
+        and same_file
+        and not (doc["status"] == "failed" and doc["error"] == REMOVED)
+    ):
         with db.write() as conn:
             changed = documents.set_origin(conn, doc["id"], wanted)
         if changed:
