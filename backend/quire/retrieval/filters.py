@@ -83,10 +83,14 @@ class Filter:
             params["flt_tags"] = json.dumps(list(self.tags))
         return " AND ".join(parts), params
 
-    def allowed_documents(self, conn: Connection) -> set[int]:
-        """The ready documents this filter lets through."""
+    def document_sql(self) -> tuple[str, dict[str, Any]]:
+        """The same WHERE fragment over the documents table alone (alias ``d``)."""
         where, params = self.sql("c", "d")
-        where = where.replace("c.document_id", "d.id")
+        return where.replace("c.document_id", "d.id"), params
+
+    def allowed_documents(self, conn: Connection) -> set[int]:
+        """The visible documents this filter lets through."""
+        where, params = self.document_sql()
         rows = conn.execute(text(f"SELECT d.id FROM documents d WHERE {where}"), params)
         return {int(r[0]) for r in rows}
 

@@ -263,9 +263,12 @@ class Searcher:
                 exact.exact, req.plan.hard_keywords, limit=req.pool, flt=req.flt
             )
         qvecs = None
+        dense = False
         if "dense" in legs:
-            self._keyword_only(req)
-        if "dense" in legs and self._dense_ready(req) and self.embedder is not None:
+            with self.db.read() as conn:  # one read for both
+                self._keyword_only(req, conn)
+                dense = self._dense_ready(req, conn)
+        if dense and self.embedder is not None:
             t0 = time.perf_counter()
             hyde = self._hyde_text(req)
             qvecs = self.embedder.embed(list(variations) + ([hyde] if hyde else []))
@@ -459,30 +462,27 @@ class Searcher:
     def _hyde_text(self, req: _Request) -> str | None:
         return req.plan.hyde_passage if self._hyde_mode(req) != "off" else None
 
-    def _keyword_only(self, req: _Request) -> None:
+    def _keyword_only(self, req: _Request, conn: Connection) -> None:
         """Say so when documents in the search's scope are still being embedded (the dense
         leg does not see their new chunks yet)."""
-        where, params = req.flt.sql("c", "d")
-        where = where.replace("c.document_id", "d.id")
-        with self.db.read() as conn:
-            n = conn.execute(
-                text(f"SELECT count(*) FROM documents d WHERE {where} AND d.status = 'searchable'"),
-                params,
-            ).scalar_one()
+        where, params = req.flt.document_sql()
+        n = conn.execute(
+            text(f"SELECT count(*) FROM documents d WHERE {where} AND d.status = 'searchable'"),
+            params,
+        ).scalar_one()
         if n:
             req.notices.append(
                 f"{n} {'document is' if n == 1 else 'documents are'} searchable by keywords "
                 "only while being embedded: found by BM25 and exact matches, not yet by meaning"
             )
 
-    def _dense_ready(self, req: _Request) -> bool:
+    def _dense_ready(self, req: _Request, conn: Connection) -> bool:
         """Whether the dense leg can run; if not, why, in the request's notices."""
         why = None
         if self.embedder is None:
             why = "no embedder: BM25 and exact legs only"
         else:
-            with self.db.read() as conn:
-                meta = vectors.read_meta(conn)
+            meta = vectors.read_meta(conn)
             if meta is None or meta.state != "ready":
                 why = "the vector index is being rebuilt: BM25 and exact legs only"
             elif meta.model != self.embedder.name:
