@@ -332,18 +332,17 @@ class FolderSync:
             conn.execute(
                 text(
                     "UPDATE documents SET source_key = :k, filename = :f, "
-                    "title = CASE WHEN title = :old THEN :new ELSE title END, "
-                    "metadata = json_set(metadata, '$.origin', json(:o)) WHERE id = :id"
+                    "title = CASE WHEN title = :old THEN :new ELSE title END WHERE id = :id"
                 ),
                 {
                     "k": origin_key(self.root, rel),
                     "f": new_name,
                     "old": old_stem,
                     "new": new_stem,
-                    "o": json.dumps(self._origin(rel, stat)),
                     "id": row.id,
                 },
             )
+            documents.set_origin(conn, row.id, self._origin(rel, stat))
             conn.execute(
                 update(documents_table)
                 .where(documents_table.c.id == row.id)
@@ -386,13 +385,7 @@ class FolderSync:
                 ),
                 {"id": doc_id},
             ).scalar()
-            conn.execute(
-                text(
-                    "UPDATE documents SET metadata = json_set(metadata, '$.origin', json(:o)) "
-                    "WHERE id = :id"
-                ),
-                {"o": json.dumps(self._origin(rel, stat)), "id": doc_id},
-            )
+            documents.set_origin(conn, doc_id, self._origin(rel, stat))
             if before == "ready":
                 documents.set_status(conn, doc_id, "ready")
             else:
