@@ -83,7 +83,8 @@ def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, worke
         try:
             while pending:
                 with db.read() as conn:
-                    states = {jid: jobs.get(conn, jid) for jid in pending}
+                    found = jobs.get_many(conn, pending)
+                states = {jid: found.get(jid) for jid in pending}
                 for jid, job in states.items():
                     if job is None:  # its document was deleted meanwhile
                         del pending[jid]

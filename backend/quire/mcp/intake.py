@@ -57,7 +57,7 @@ async def ingest(settings: Settings, db: Database, target: str) -> models.Ingest
     else:
         intakes = await asyncio.to_thread(_add_paths, settings, db, target)
     with db.read() as conn:
-        states = {i.job_id: jobs.get(conn, i.job_id) for _, i in intakes if i.job_id is not None}
+        states = jobs.get_many(conn, (i.job_id for _, i in intakes if i.job_id is not None))
     files = []
     for name, i in intakes:
         job = states.get(i.job_id) if i.job_id is not None else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -198,6 +199,15 @@ def get(conn: Connection, job_id: int) -> Job | None:
     """One job by id."""
     row = conn.execute(select(ingest_jobs).where(ingest_jobs.c.id == job_id)).first()
     return from_row(row) if row else None
+
+
+def get_many(conn: Connection, job_ids: Iterable[int]) -> dict[int, Job]:
+    """Jobs by id, in one query (ids that do not exist are left out)."""
+    ids = list(job_ids)
+    if not ids:
+        return {}
+    rows = conn.execute(select(ingest_jobs).where(ingest_jobs.c.id.in_(ids)))
+    return {int(r.id): from_row(r) for r in rows}
 
 
 def latest_for_document(conn: Connection, document_id: int) -> Job | None:
