@@ -66,12 +66,19 @@ def _run(source: Source, path: Path, as_json: bool) -> None:
     sys.exit(1 if summary.skipped and summary.conversations == 0 else 0)
 
 
-def _report(summary: ImportSummary, as_json: bool) -> None:
+def _json_or_skipped(summary: ImportSummary | ZoteroSummary, as_json: bool) -> bool:
+    """Print the summary as JSON (True: nothing more to print), or the skipped entries."""
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
-        return
+        return True
     for what, why in summary.skipped:
         err_console.print(f"[yellow]skipped[/yellow] {what}: {why}")
+    return False
+
+
+def _report(summary: ImportSummary, as_json: bool) -> None:
+    if _json_or_skipped(summary, as_json):
+        return
     console.print(
         f"{NAMES[summary.source]}: {summary.conversations} conversations "
         f"({summary.turns} turns, {summary.sources} web sources): "
@@ -143,11 +150,8 @@ def zotero(path: Path, base_dir: Path | None, wait: bool, as_json: bool) -> None
 
 
 def _report_zotero(summary: ZoteroSummary, as_json: bool, *, waited: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
+    if _json_or_skipped(summary, as_json):
         return
-    for what, why in summary.skipped:
-        err_console.print(f"[yellow]skipped[/yellow] {what}: {why}")
     console.print(
         f"Zotero ({summary.format}) {summary.location}: {summary.items} items, "
         f"{summary.attachments} attachments: {summary.new} new, {summary.updated} updated, "
