@@ -174,6 +174,14 @@ class Settings(BaseSettings):
         ge=0,
         description="Memory for cached per-term BM25 scores (0: every query ranks in FTS5).",
     )
+    bm25_frequent_df: int = Field(
+        default=1000,
+        ge=0,
+        description=(
+            "Terms in at least this many chunks have their postings stored next to FTS5, so "
+            "that BM25 scores them without walking FTS5's long posting lists (0: never)."
+        ),
+    )
     weight_bm25: float = Field(default=1.0, ge=0, description="RRF weight of the BM25 leg.")
     weight_dense: float = Field(default=1.0, ge=0, description="RRF weight of the dense leg.")
     weight_exact: float = Field(default=0.5, ge=0, description="RRF weight of the exact leg.")

@@ -14,9 +14,10 @@ from quire.config import Settings
 from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
 from quire.retrieval.term_scores import TermScores
-from quire.storage import chunks
+from quire.storage import chunks, term_postings
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
+from quire.storage.segment import STOPWORDS
 
 # Frequent words (one in > half the chunks, where FTS5 floors the IDF), a middle band, rare words.
 FREQUENT = ["alpha", "beta", "gamma"]
@@ -233,3 +234,156 @@ def test_searcher_uses_the_cache_and_can_do_without(corpus: Database, tmp_path: 
     finally:
         on.close()
         off.close()
+
+
+# -- the frequent terms' postings stored next to FTS5 (storage/term_postings.py) -------------
+
+MIN_DF = 5  # of 360 chunks: the frequent and middle words and the commonest rare ones
+
+
+@pytest.fixture
+def stored(corpus: Database) -> Database:
+    """The corpus with its frequent terms' postings read, as the idle worker does."""
+    done = term_postings.refresh(corpus, MIN_DF, skip_words=STOPWORDS)
+    assert done["terms"] >= len(FREQUENT) + len(MIDDLE) and not done["stopped"]
+    return corpus
+
+
+def stored_stems(db: Database) -> set[str]:
+    with db.read() as conn:
+        return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM term_postings")}
+
+
+def test_stored_postings_rank_as_fts5_bm25(stored: Database) -> None:
+    with stored.read() as conn:
+        df = {
+            s: conn.exec_driver_sql(
+                "SELECT count(*) FROM page_chunks_fts WHERE page_chunks_fts MATCH ?", (s,)
+            ).scalar_one()
+            for s in ("alpha", "mid3", "rare0", "rare250")
+        }
+    stems = stored_stems(stored)
+    # Exactly the stems in at least MIN_DF chunks ("running" and "runs" are one: "run").
+    assert {"alpha", "beta", "gamma", "mid3", "section", "run"} <= stems
+    assert ("rare0" in stems) == (df["rare0"] >= MIN_DF) and "rare250" not in stems
+    assert df["rare250"] < MIN_DF
+    cache = TermScores()
+    try:
+        for limit in (1, 10, 200, 1000):
+            check_all(stored, cache, limit=limit)
+            cache.clear(keep_rows=True)  # every term from the table again, not the cache
+        assert cache.stats()["from_table"] >= 4 * 8
+        with stored.read() as conn:
+            want = lexical.bm25(conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0)
+            got = lexical.bm25(
+                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0, cache=cache
+            )
+        assert_same_ranking(got, want)
+        check_all(stored, cache, Filter(document_ids=(2, 5)))
+    finally:
+        cache.close()
+
+
+def test_stored_postings_follow_inserts_and_deletes_and_updates_empty_them(
+    stored: Database,
+) -> None:
+    cache = TermScores()
+    try:
+        # Rows added after the entries (their ids above ``upto``) are scored by FTS5 with them.
+        add_document(stored, 7, 40, seed=70)
+        before = cache.stats()["from_table"]
+        check_all(stored, cache)
+        assert cache.stats()["from_table"] > before
+        # A deleted document's postings are dropped against the live rows.
+        with stored.write() as conn:
+            chunks.delete_document_chunks(conn, 2)
+        cache.clear(keep_rows=True)
+        before = cache.stats()["from_table"]
+        check_all(stored, cache)
+        assert cache.stats()["from_table"] > before
+        with stored.read() as conn:
+            assert term_postings.due(conn, MIN_DF)  # 100 of 360 rows changed
+        # An in-place change of a chunk's text is the one an entry cannot follow: the trigger
+        # empties the table, and FTS5 ranks alone until the worker reads it again.
+        with stored.write() as conn:
+            conn.exec_driver_sql(
+                "UPDATE page_chunks SET heading_path = 'Section alpha alpha' "
+                "WHERE id IN (SELECT id FROM page_chunks WHERE document_id = 4 LIMIT 5)"
+            )
+        assert stored_stems(stored) == set()
+        cache.clear(keep_rows=True)
+        before = cache.stats()["from_table"]
+        check_all(stored, cache)
+        assert cache.stats()["from_table"] == before
+        term_postings.refresh(stored, MIN_DF, skip_words=STOPWORDS)
+        with stored.read() as conn:
+            assert not term_postings.due(conn, MIN_DF)
+        cache.clear(keep_rows=True)
+        check_all(stored, cache)
+        assert cache.stats()["from_table"] > before
+    finally:
+        cache.close()
+
+
+def test_due_and_an_interrupted_refresh(corpus: Database) -> None:
+    with corpus.read() as conn:
+        assert term_postings.due(conn, MIN_DF)  # never read, and 360 rows
+        assert not term_postings.due(conn, 1000)  # no term can be in 1,000 of 360 chunks
+    stopped = term_postings.refresh(corpus, MIN_DF, should_stop=lambda: True)
+    assert stopped["stopped"] and stopped["terms"] == 0
+    with corpus.read() as conn:
+        assert term_postings.due(conn, MIN_DF)  # still due: nothing was recorded as read
+    term_postings.refresh(corpus, MIN_DF, skip_words=["alpha"])
+    assert "alpha" not in stored_stems(corpus) and "beta" in stored_stems(corpus)
+    with corpus.read() as conn:
+        assert not term_postings.due(conn, MIN_DF)
+        assert term_postings.due(conn, MIN_DF + 1)  # another threshold: read again
+    add_document(corpus, 7, 10, seed=70)  # 10 of 370 rows: under REFRESH_SHARE
+    with corpus.read() as conn:
+        assert not term_postings.due(conn, MIN_DF)
+    add_document(corpus, 8, 20, seed=80)
+    with corpus.read() as conn:
+        assert term_postings.due(conn, MIN_DF)
+
+
+def test_tokenizer_makes_fts5s_stems(corpus: Database) -> None:
+    with corpus.read() as conn:
+        tokenizer = term_postings.Tokenizer.of_index(conn)
+    try:
+        assert tokenizer.stems("Running systems' Café") == ["run", "system", "cafe"]
+        assert tokenizer.stems("snake_case") == ["snake", "case"]  # a two-token phrase
+        assert tokenizer.stems('say "hi"') == ["sai", "hi"]
+        assert tokenizer.stems("") == []
+    finally:
+        tokenizer.close()
+
+
+def test_the_idle_worker_reads_them_and_yields_to_a_queued_job(
+    corpus: Database, tmp_path: Path
+) -> None:
+    from quire.ingest.worker import Worker
+    from quire.storage import jobs
+    from tests.fakes.embedder import CountingEmbedder
+
+    settings = Settings(data_dir=tmp_path / "data", bm25_frequent_df=MIN_DF)
+    worker = Worker(settings, corpus, CountingEmbedder())
+    worker.run(drain=True)  # the re-embed job (another embedder), then idle: it reads them
+    assert {"alpha", "beta", "mid3"} <= stored_stems(corpus)
+    assert not {"the", "and"} & stored_stems(corpus)  # stopwords' stems are left out
+    # A job queued while it reads: it stops and leaves the table due, the job goes first.
+    add_document(corpus, 7, 40, seed=70)
+    with corpus.write() as conn:
+        jobs.enqueue(conn, None, "reembed")
+    worker.refresh_terms()
+    with corpus.read() as conn:
+        assert term_postings.due(conn, MIN_DF)
+    # Off: nothing is read.
+    off = Worker(
+        Settings(data_dir=tmp_path / "data", bm25_frequent_df=0), corpus, CountingEmbedder()
+    )
+    with corpus.write() as conn:
+        conn.exec_driver_sql("DELETE FROM ingest_jobs")
+        conn.exec_driver_sql("DELETE FROM term_postings")
+        conn.exec_driver_sql("DELETE FROM term_postings_state")
+    off.refresh_terms()
+    assert stored_stems(corpus) == set()

@@ -8,9 +8,11 @@ to ``job_max_attempts``. SIGTERM/SIGINT stop the loop after the current job.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import threading
+import time
 import traceback
 from datetime import timedelta
 from types import FrameType
@@ -21,10 +23,11 @@ from quire.embed import make_embedder
 from quire.embed.base import Embedder
 from quire.errors import EmbedderUnavailable, NotFound, QuireError
 from quire.ingest.pipeline import JobContext, run_ingest, run_reembed
-from quire.storage import documents, jobs, vectors
+from quire.storage import documents, jobs, term_postings, vectors
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from quire.storage.schema import utcnow
+from quire.storage.segment import STOPWORDS
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,7 @@ class Worker:
         self.identity = jobs.worker_identity()
         self._stop = threading.Event()
         self._store_checked = False
+        self._terms_failed_at = -math.inf
 
     def stop(self) -> None:
         self._stop.set()
@@ -84,6 +88,7 @@ class Worker:
             with self.db.write() as conn:
                 job = jobs.claim(conn, self.identity, self.settings.job_stale_s)
             if job is None:
+                self.refresh_terms()
                 if drain:
                     return handled
                 self._stop.wait(self.settings.worker_poll_s)
@@ -91,6 +96,36 @@ class Worker:
             self.run_job(job)
             handled += 1
         return handled
+
+    def refresh_terms(self) -> None:
+        """Idle work: read the frequent terms' postings again when enough chunks changed
+        (storage/term_postings.py); yields as soon as a job is queued or the worker stops. A
+        failure is logged and tried again a minute later, never fatal."""
+        min_df = self.settings.bm25_frequent_df
+        if not min_df or time.monotonic() - self._terms_failed_at < 60:
+            return
+        checked = [-math.inf]  # the queue is looked at first, then once a second
+
+        def should_stop() -> bool:
+            if self._stop.is_set():
+                return True
+            if time.monotonic() - checked[0] < 1.0:
+                return False
+            checked[0] = time.monotonic()
+            with self.db.read() as conn:
+                return jobs.any_queued(conn)
+
+        try:
+            with self.db.read() as conn:
+                if not term_postings.due(conn, min_df):
+                    return
+            done = term_postings.refresh(
+                self.db, min_df, skip_words=STOPWORDS, should_stop=should_stop
+            )
+            log.info("frequent terms' postings: %s", done)
+        except Exception:  # noqa: BLE001 - search still works from FTS5 alone
+            log.warning("reading the frequent terms' postings failed", exc_info=True)
+            self._terms_failed_at = time.monotonic()
 
     def run_job(self, job: jobs.Job) -> None:
         """Run one claimed job and record done, failed or retry."""

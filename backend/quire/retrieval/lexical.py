@@ -15,19 +15,8 @@ from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
 from quire.retrieval.term_scores import TermScores
-from quire.storage.segment import segment, split_query
+from quire.storage.segment import STOPWORDS, segment, split_query
 
-# Frequent English function words: they cost FTS5 the most (long posting lists) and say least.
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves""".split()
-)
 #: Terms per query (a question in Japanese or Chinese is cut into ~one bigram a character).
 MAX_TERMS = 48
 #: The BM25 weight of the heading column (the text column's is 1).

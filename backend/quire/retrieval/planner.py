@@ -13,9 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from quire.retrieval.lexical import STOPWORDS
 from quire.retrieval.options import Strategy
-from quire.storage.segment import unspaced_runs
+from quire.storage.segment import STOPWORDS, unspaced_runs
 
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]")
 _CODEISH = re.compile(

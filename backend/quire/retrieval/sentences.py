@@ -57,6 +57,9 @@ def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None
     sentence = raw.strip()
     if not sentence:
         return
+    if "\n" not in sentence:  # one line: a sentence (the common case, decided at once)
+        out.append((start + lead, sentence))
+        return
     lines = sentence.split("\n")
     rows = sum(bool(ROWISH.search(ln)) for ln in lines)
     if rows >= 2 or (

@@ -14,11 +14,13 @@ them. ``PRAGMA data_version`` says in O(1) that something was committed; then th
 structure record (rewritten by every write to the index) and the set of documents that are not
 ready say whether the index or the visibility changed (job heartbeats change neither). Terms
 are scored again lazily, on first use after a change; the least recently used leave when the
-cache passes its memory budget. The price is that first use: scoring a term alone costs FTS5
-about what its share of a whole query did, plus moving its scores to numpy (JSON), so the
-first query after an ingest costs ~1.5-2x a plain FTS5 query; the following ones ~1/7
-(bench/retrieval.py). The row list (chunk ids and their documents) is extended when chunks
-were only added, and read again after a deletion.
+cache passes its memory budget. The row list (chunk ids and their documents) is extended when
+chunks were only added, and read again after a deletion.
+
+That first use is what a new question pays. A rare term is cheap in FTS5 (its posting list is
+short); a frequent one (in thousands of chunks) is scored from its ``term_postings`` entry
+instead, FTS5's formula over the counts the worker stored (storage/term_postings.py), so a
+question of fresh frequent words does not walk FTS5's long posting lists either.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from quire.retrieval.watch import DataVersion
+from quire.storage import term_postings
 from quire.storage.records import VISIBLE_SQL
 
 # One term's FTS5 score for every row it matches (LIMIT keeps SQLite from flattening the
@@ -42,6 +45,11 @@ _TERM_SQL = text(
     "SELECT json_group_array(r), json_group_array(s) FROM (SELECT rowid AS r, "
     "bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts "
     "WHERE page_chunks_fts MATCH :q LIMIT -1)"
+)
+_TERM_AFTER_SQL = text(
+    "SELECT json_group_array(r), json_group_array(s) FROM (SELECT rowid AS r, "
+    "bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts "
+    "WHERE page_chunks_fts MATCH :q AND rowid > :after LIMIT -1)"
 )
 # Chunk ids with their documents from the covering index: no chunk text is read.
 _ROWS_SQL = text(
@@ -52,28 +60,10 @@ _NEW_ROWS_SQL = text(
     "SELECT json_group_array(id), json_group_array(document_id) FROM "
     "(SELECT id, document_id FROM page_chunks WHERE id > :after ORDER BY id)"
 )
-# FTS5's shadow records: the structure (id 10) changes with every write to the index; the
-# averages (id 1) start with the row count.
+# FTS5's structure record (id 10) changes with every write to the index.
 _STRUCTURE_SQL = text("SELECT block FROM page_chunks_fts_data WHERE id = 10")
-_AVERAGES_SQL = text("SELECT block FROM page_chunks_fts_data WHERE id = 1")
 _HIDDEN_SQL = text(f"SELECT group_concat(id) FROM documents WHERE status NOT {VISIBLE_SQL}")
 _BYTES_PER_POSTING = 12  # int32 position + float64 score
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's big-endian varints (7 bits a byte, high bit set on all but the last)."""
-    out, value, length = [], 0, 0
-    for byte in blob:
-        length += 1
-        if length == 9:  # the ninth byte carries 8 bits
-            out.append((value << 8) | byte)
-            value = length = 0
-            continue
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            out.append(value)
-            value = length = 0
-    return out
 
 
 @dataclass(frozen=True)
@@ -89,6 +79,7 @@ class _Index:
     fts_key: bytes | None
     ids: npt.NDArray[np.int64]  # chunk ids, ascending
     docs: npt.NDArray[np.int64]
+    averages: term_postings.Averages
     # (phrase, heading weight) -> scores, least recently used first
     terms: OrderedDict[tuple[str, float], _Postings] = field(default_factory=OrderedDict)
     postings: int = 0
@@ -113,6 +104,8 @@ class TermScores:
         self._watch = DataVersion("main")
         self._version: int | None = None
         self._index: _Index | None = None
+        self._tokenizer: term_postings.Tokenizer | None = None
+        self.from_table = 0  # terms scored from their term_postings entry
 
     def sync(self, conn: Connection) -> View:
         """The cache state for ``conn``'s snapshot: call it before any other statement on
@@ -137,20 +130,23 @@ class TermScores:
     def _rows(conn: Connection, old: _Index | None, fts_key: bytes | None) -> _Index:
         """A new index state (no terms yet): the old rows plus the new ones when chunks were
         only added (FTS5's row count says so), else every row again."""
+        averages = term_postings.averages(conn)
         if old is not None and len(old.ids):
             ids_json, docs_json = conn.execute(_NEW_ROWS_SQL, {"after": int(old.ids[-1])}).one()
             ids = np.array(json.loads(ids_json), dtype=np.int64)
-            averages = conn.execute(_AVERAGES_SQL).scalar()
-            if averages is not None and _varints(averages)[0] == len(old.ids) + len(ids):
+            if averages.rows == len(old.ids) + len(ids):
                 docs = np.array(json.loads(docs_json), dtype=np.int64)
                 return _Index(
-                    fts_key, np.concatenate([old.ids, ids]), np.concatenate([old.docs, docs])
+                    fts_key,
+                    np.concatenate([old.ids, ids]),
+                    np.concatenate([old.docs, docs]),
+                    averages,
                 )
         ids_json, docs_json = conn.execute(_ROWS_SQL).one()
         ids = np.array(json.loads(ids_json), dtype=np.int64)
         docs = np.array(json.loads(docs_json), dtype=np.int64)
         order = np.argsort(ids)
-        return _Index(fts_key, ids[order], docs[order])
+        return _Index(fts_key, ids[order], docs[order], averages)
 
     def _postings(self, conn: Connection, index: _Index, phrase: str, hw: float) -> _Postings:
         key = (phrase, hw)
@@ -159,15 +155,10 @@ class TermScores:
             if hit is not None:
                 index.terms.move_to_end(key)
                 return hit
-        ids_json, scores_json = conn.execute(_TERM_SQL, {"q": phrase, "hw": hw}).one()
-        rowids = np.array(json.loads(ids_json), dtype=np.int64)
-        scores = -np.array(json.loads(scores_json), dtype=np.float64)
-        pos = np.searchsorted(index.ids, rowids)
-        # Rows newer than the index state (a commit between the version check and this query)
-        # are left out; the next search sees the new version and starts over.
-        known = pos < len(index.ids)
-        known[known] = index.ids[pos[known]] == rowids[known]
-        found = _Postings(pos[known].astype(np.int32), scores[known])
+        found = self._from_table(conn, index, phrase, hw)
+        if found is None:
+            pos, scores = self._fts(conn, index, phrase, hw)
+            found = _Postings(pos.astype(np.int32), scores)
         with self._lock:
             if key not in index.terms:
                 index.terms[key] = found
@@ -176,6 +167,60 @@ class TermScores:
                     _, old = index.terms.popitem(last=False)
                     index.postings -= len(old.pos)
         return found
+
+    @staticmethod
+    def _fts(
+        conn: Connection, index: _Index, phrase: str, hw: float, after: int | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """FTS5's scores of ``phrase`` alone (for the rows above ``after`` when given), as
+        positions in the index state and scores."""
+        if after is None:
+            row = conn.execute(_TERM_SQL, {"q": phrase, "hw": hw}).one()
+        else:
+            row = conn.execute(_TERM_AFTER_SQL, {"q": phrase, "hw": hw, "after": after}).one()
+        rowids = np.array(json.loads(row[0]), dtype=np.int64)
+        scores = -np.array(json.loads(row[1]), dtype=np.float64)
+        pos = np.searchsorted(index.ids, rowids)
+        # Rows newer than the index state (a commit between the version check and this query)
+        # are left out; the next search sees the new version and starts over.
+        known = pos < len(index.ids)
+        known[known] = index.ids[pos[known]] == rowids[known]
+        return pos[known], scores[known]
+
+    def _from_table(
+        self, conn: Connection, index: _Index, phrase: str, hw: float
+    ) -> _Postings | None:
+        """The scores of a frequent term from its ``term_postings`` entry (the rows added
+        since the entry from FTS5), or None when it has none (see storage/term_postings.py)."""
+        stems = self._stems(conn, phrase)
+        if len(stems) != 1 or not index.averages.rows:
+            return None
+        entry = term_postings.load(conn, stems[0])
+        if entry is None:
+            return None
+        pos = np.searchsorted(index.ids, entry.ids)
+        live = pos < len(index.ids)  # deleted chunks' postings are dropped
+        live[live] = index.ids[pos[live]] == entry.ids[live]
+        if len(index.ids) and index.ids[-1] > entry.upto:
+            new_pos, new_scores = self._fts(conn, index, phrase, hw, after=entry.upto)
+        else:
+            new_pos, new_scores = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        df = int(live.sum()) + len(new_pos)
+        idf = term_postings.idf(index.averages.rows, df)
+        scores = entry.scores(live, idf, index.averages.avgdl, hw)
+        self.from_table += 1
+        return _Postings(
+            np.concatenate([pos[live], new_pos]).astype(np.int32),
+            np.concatenate([scores, new_scores]),
+        )
+
+    def _stems(self, conn: Connection, phrase: str) -> list[str]:
+        """FTS5's stems of a quoted phrase (see lexical.phrases)."""
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = term_postings.Tokenizer.of_index(conn)
+            tokenizer = self._tokenizer
+        return tokenizer.stems(phrase[1:-1].replace('""', '"'))
 
     def search(
         self,
@@ -214,11 +259,16 @@ class TermScores:
         return len(self._postings(conn, view.index, phrase, float(heading_weight)).pos)
 
     def stats(self) -> dict[str, int]:
-        """Cached terms and their postings (12 bytes each)."""
+        """Cached terms and their postings (12 bytes each), and how many terms were scored
+        from their term_postings entry."""
         index = self._index
         if index is None:
-            return {"terms": 0, "postings": 0}
-        return {"terms": len(index.terms), "postings": index.postings}
+            return {"terms": 0, "postings": 0, "from_table": self.from_table}
+        return {
+            "terms": len(index.terms),
+            "postings": index.postings,
+            "from_table": self.from_table,
+        }
 
     def clear(self, *, keep_rows: bool = False) -> None:
         """Forget the term scores, as a change to the index does (and the row list, as a
@@ -226,9 +276,15 @@ class TermScores:
         with self._lock:
             old = self._index
             if keep_rows and old is not None:
-                self._index = _Index(old.fts_key, old.ids, old.docs, visibility=old.visibility)
+                self._index = _Index(
+                    old.fts_key, old.ids, old.docs, old.averages, visibility=old.visibility
+                )
             else:
                 self._index, self._version = None, None
 
     def close(self) -> None:
         self._watch.close()
+        with self._lock:
+            if self._tokenizer is not None:
+                self._tokenizer.close()
+                self._tokenizer = None

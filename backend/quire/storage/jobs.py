@@ -130,6 +130,12 @@ def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
     return get(conn, row[0]) if row else None
 
 
+def any_queued(conn: Connection) -> bool:
+    """Whether a job waits to be claimed (idle work such as term_postings.refresh yields)."""
+    row = conn.exec_driver_sql("SELECT 1 FROM ingest_jobs WHERE status = 'queued' LIMIT 1")
+    return row.first() is not None
+
+
 def _owned_update(conn: Connection, job_id: int, owner: str | None, values: dict[str, Any]) -> None:
     where = [ingest_jobs.c.id == job_id]
     if owner is not None:

@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Table,
     Text,
@@ -212,6 +213,24 @@ source_runs = Table(
     sqlite_autoincrement=True,
 )
 Index("ix_source_runs_source", source_runs.c.source, source_runs.c.location, source_runs.c.id)
+
+#: The frequent terms' postings (storage/term_postings.py): per FTS5 stem the chunk ids, the
+#: stem's count in the text and heading columns and each chunk's length, as of chunk ``upto``.
+#: Read from FTS5 by the worker; emptied by a trigger when a chunk's text changes in place.
+#: Migration 0009.
+term_postings = Table(
+    "term_postings",
+    metadata,
+    Column("term", Text, primary_key=True),
+    Column("upto", Integer, nullable=False),
+    Column("body", LargeBinary, nullable=False),
+)
+term_postings_state = Table(
+    "term_postings_state",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
 
 # The vector file (schema "vec"): page_vecs is a vec0 virtual table created by vectors.py.
 page_vecs_meta = Table(

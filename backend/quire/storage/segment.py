@@ -16,6 +16,19 @@ from __future__ import annotations
 
 import re
 
+#: Frequent English function words, left out of BM25 queries (retrieval/lexical.py) and of the
+#: stored postings (term_postings.py): they cost FTS5 the most (long posting lists) and say
+#: least.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
 #: Scripts written without spaces between words (or, for Hangul, with long agglutinated
 #: words): Thai, Hangul Jamo, CJK radicals and punctuation-free symbols, Hiragana, Katakana,
 #: Bopomofo, Hangul compatibility Jamo, CJK Extension A, CJK Unified Ideographs, Hangul

@@ -1,0 +1,351 @@
+"""The frequent terms' postings, kept next to FTS5 so that BM25 is fast from the first query.
+
+FTS5's ``bm25()`` costs O(document frequency) for every query term, so a question whose words
+are frequent (in thousands of chunks) costs tens of milliseconds at 100k chunks the first time
+each word is seen; the per-term score cache (retrieval/term_scores.py) only helps the second
+time. Yet a term's BM25 score in a row needs only what does not change when other rows come
+and go: the term's frequency in each column of the row and the row's length in tokens. The
+rest (the row count, the average length, the term's document frequency) is a few numbers.
+
+So the worker, when idle, reads the postings of every term in at least ``min_df`` chunks from
+FTS5's own index (``fts5vocab``: the stems exactly as FTS5 made them) into ``term_postings``:
+per term the chunk ids, the term's count in the text and heading columns, and each chunk's
+length. A search then scores such a term with FTS5's formula (sqlite's fts5_aux.c,
+fts5Bm25Function) in numpy, to float noise the same numbers as ``bm25()``.
+
+An entry stays right while chunks are added and deleted: chunk ids are never reused
+(AUTOINCREMENT), a deleted chunk's postings are dropped against the live rows, and the rows
+added after the entry (ids above its ``upto``) are scored by FTS5 itself, restricted to those
+rowids. Only an in-place change of a chunk's text would make an entry wrong; the trigger of
+migration 0009 empties the table then. The worker reads the entries again once enough rows
+changed (``due``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import sqlean
+from sqlalchemy import Connection, text
+
+from quire.storage.db import Database
+
+log = logging.getLogger(__name__)
+
+# FTS5's bm25() constants (fts5_aux.c).
+K1, B = 1.2, 0.75
+_FTS = "page_chunks_fts"
+_AVERAGES_SQL = text(f"SELECT block FROM {_FTS}_data WHERE id = 1")
+# FTS5's own view of its index: per stem the rows holding it, and every instance.
+_VOCABS = tuple(
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_postings_{kind} USING fts5vocab("
+    f"main, {_FTS}, '{kind}')"
+    for kind in ("row", "instance")
+)
+# The postings of one stem: per chunk the count in the text (0) and heading (1) columns
+# (fts5vocab names the column).
+_INSTANCES_SQL = text(
+    "SELECT json_group_array(doc), json_group_array(col), json_group_array(n) FROM "
+    "(SELECT doc, col = 'heading_path' AS col, count(*) AS n "
+    "FROM temp.term_postings_instance WHERE term = :t GROUP BY doc, col)"
+)
+_STATE_KEY = "state"
+# One entry's layout: chunk ids (uint32), text count, heading count (uint16), chunk length
+# in tokens (uint32): 12 bytes a posting.
+_LAYOUT = (
+    ("ids", np.uint32),
+    ("tf_text", np.uint16),
+    ("tf_heading", np.uint16),
+    ("length", np.uint32),
+)
+#: Rows changed (added or deleted) since the last read, as a share of all rows, that make the
+#: entries due to be read again: until then the rows added since are scored by FTS5 (cheaply:
+#: only those rows) and terms that became frequent since are not in the table.
+REFRESH_SHARE = 0.05
+
+
+def varints(blob: bytes) -> list[int]:
+    """SQLite's big-endian varints (7 bits a byte, high bit set on all but the last)."""
+    out, value, length = [], 0, 0
+    for byte in blob:
+        length += 1
+        if length == 9:  # the ninth byte carries 8 bits
+            out.append((value << 8) | byte)
+            value = length = 0
+            continue
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            out.append(value)
+            value = length = 0
+    return out
+
+
+@dataclass(frozen=True)
+class Averages:
+    """FTS5's averages record: the row count and the tokens in all columns together."""
+
+    rows: int
+    tokens: int
+
+    @property
+    def avgdl(self) -> float:
+        return float(self.tokens) / float(self.rows) if self.rows else 0.0
+
+
+def averages(conn: Connection) -> Averages:
+    blob = conn.execute(_AVERAGES_SQL).scalar()
+    if not blob:
+        return Averages(0, 0)
+    numbers = varints(blob)
+    return Averages(numbers[0], sum(numbers[1:]))
+
+
+def idf(rows: int, df: int) -> float:
+    """FTS5's IDF: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
+    value = math.log((rows - df + 0.5) / (df + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One stem's postings as of chunk id ``upto``."""
+
+    upto: int
+    ids: npt.NDArray[np.int64]
+    tf_text: npt.NDArray[np.float64]
+    tf_heading: npt.NDArray[np.float64]
+    length: npt.NDArray[np.float64]
+
+    def scores(self, keep: npt.NDArray[np.bool_], idf_: float, avgdl: float, hw: float) -> Any:
+        """FTS5's bm25() of this term alone for the ``keep`` postings (positive: higher is
+        better), with the operations in fts5Bm25Function's order."""
+        f = self.tf_text[keep] * 1.0 + self.tf_heading[keep] * hw
+        d = self.length[keep]
+        return idf_ * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+
+
+def _encode(ids: npt.NDArray[Any], tf_text: Any, tf_heading: Any, length: Any) -> bytes:
+    parts = (ids, tf_text, tf_heading, length)
+    return b"".join(
+        np.asarray(p).astype(dtype).tobytes() for p, (_, dtype) in zip(parts, _LAYOUT, strict=True)
+    )
+
+
+def _decode(upto: int, body: bytes) -> Entry:
+    n = len(body) // 12
+    arrays, offset = [], 0
+    for _, dtype in _LAYOUT:
+        size = np.dtype(dtype).itemsize * n
+        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset))
+        offset += size
+    ids, tf_text, tf_heading, length = arrays
+    return Entry(
+        upto,
+        ids.astype(np.int64),
+        tf_text.astype(np.float64),
+        tf_heading.astype(np.float64),
+        length.astype(np.float64),
+    )
+
+
+def load(conn: Connection, stem: str) -> Entry | None:
+    row = conn.execute(
+        text("SELECT upto, body FROM term_postings WHERE term = :t"), {"t": stem}
+    ).one_or_none()
+    return None if row is None else _decode(int(row[0]), bytes(row[1]))
+
+
+class Tokenizer:
+    """The stems FTS5 makes of a piece of text, from a private in-memory FTS5 table with the
+    index's own tokenizer (so a query word finds its entry exactly as MATCH would)."""
+
+    def __init__(self, tokenize: str) -> None:
+        self._lock = threading.Lock()
+        self._conn = sqlean.connect(":memory:", check_same_thread=False)
+        self._conn.isolation_level = None
+        quoted = tokenize.replace("'", "''")
+        self._conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='{quoted}')")
+        self._conn.execute("CREATE VIRTUAL TABLE probe_v USING fts5vocab(probe, 'instance')")
+
+    @classmethod
+    def of_index(cls, conn: Connection) -> Tokenizer:
+        sql = conn.execute(
+            text("SELECT sql FROM sqlite_master WHERE name = :n"), {"n": _FTS}
+        ).scalar_one()
+        found = re.search(r"tokenize\s*=\s*'((?:[^']|'')*)'", str(sql))
+        return cls(found.group(1).replace("''", "'") if found else "unicode61")
+
+    def stems(self, value: str) -> list[str]:
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.execute("INSERT INTO probe(x) VALUES (?)", (value,))
+                rows = self._conn.execute("SELECT term FROM probe_v ORDER BY offset").fetchall()
+            finally:
+                self._conn.execute("ROLLBACK")
+        return [str(r[0]) for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+# -- the worker's side: reading the entries from FTS5 ----------------------------------------
+
+
+def _state(conn: Connection) -> dict[str, int] | None:
+    raw = conn.execute(
+        text("SELECT value FROM term_postings_state WHERE key = :k"), {"k": _STATE_KEY}
+    ).scalar()
+    return json.loads(raw) if raw else None
+
+
+def _counts(conn: Connection) -> tuple[int, int]:
+    """(rows, largest chunk id) of the index now."""
+    top = conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
+    return averages(conn).rows, int(top)
+
+
+def due(conn: Connection, min_df: int) -> bool:
+    """Whether the entries should be read again: never read while some term could be frequent,
+    or enough rows added or deleted since (REFRESH_SHARE), or emptied by the trigger."""
+    rows = averages(conn).rows
+    state = _state(conn)
+    if state is None:
+        return rows >= min_df
+    if state.get("min_df") != min_df:
+        return True
+    added = int(
+        conn.execute(
+            text("SELECT count(*) FROM page_chunks WHERE id > :u"), {"u": state["upto"]}
+        ).scalar_one()
+    )
+    deleted = state["rows"] + added - rows
+    return added + abs(deleted) >= max(min_df, REFRESH_SHARE * max(rows, 1))
+
+
+def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Every row's id and length in tokens (all columns), from FTS5's docsize table."""
+    ids_json, sizes_json = conn.exec_driver_sql(
+        f"SELECT json_group_array(id), json_group_array(hex(sz)) FROM {_FTS}_docsize"
+    ).one()
+    ids = np.array(json.loads(ids_json), dtype=np.int64)
+    lengths = np.array(
+        [sum(varints(bytes.fromhex(h))) for h in json.loads(sizes_json)], dtype=np.int64
+    )
+    order = np.argsort(ids)
+    return ids[order], lengths[order]
+
+
+def refresh(
+    db: Database,
+    min_df: int,
+    *,
+    skip_words: Iterable[str] = (),
+    should_stop: Callable[[], bool] = lambda: False,
+    batch_postings: int = 1_000_000,
+) -> dict[str, Any]:
+    """Read the postings of every stem in at least ``min_df`` chunks (except ``skip_words``'
+    stems: the stopwords a query never searches) from FTS5 into ``term_postings``, replacing
+    what was there. One read snapshot for all; written in batches of about ``batch_postings``
+    so that no write holds the lock for long. Returns what it did."""
+    t0 = time.perf_counter()
+    with db.read() as conn:
+        for sql in _VOCABS:
+            conn.exec_driver_sql(sql)
+        tokenizer = Tokenizer.of_index(conn)
+        try:
+            skip = {s for w in skip_words for s in tokenizer.stems(w)}
+        finally:
+            tokenizer.close()
+        rows, top = _counts(conn)
+        frequent = [
+            str(r[0])
+            for r in conn.execute(
+                text("SELECT term FROM temp.term_postings_row WHERE doc >= :m ORDER BY term"),
+                {"m": min_df},
+            )
+            if str(r[0]) not in skip
+        ]
+        ids, lengths = _lengths(conn) if frequent else (np.zeros(0, np.int64),) * 2
+        pending: list[tuple[str, bytes]] = []
+        size = written = postings = 0
+        first = True
+        stopped = False
+        for stem in frequent:
+            if should_stop():
+                stopped = True
+                break
+            docs_json, cols_json, counts_json = conn.execute(_INSTANCES_SQL, {"t": stem}).one()
+            docs = np.array(json.loads(docs_json), dtype=np.int64)
+            cols = np.array(json.loads(cols_json), dtype=np.int64)
+            counts = np.array(json.loads(counts_json), dtype=np.int64)
+            chunk_ids, where = np.unique(docs, return_inverse=True)
+            tf_text = np.zeros(len(chunk_ids), dtype=np.int64)
+            tf_heading = np.zeros(len(chunk_ids), dtype=np.int64)
+            np.add.at(tf_text, where[cols == 0], counts[cols == 0])
+            np.add.at(tf_heading, where[cols == 1], counts[cols == 1])
+            length = lengths[np.searchsorted(ids, chunk_ids)]
+            pending.append(
+                (
+                    stem,
+                    _encode(
+                        chunk_ids,
+                        np.minimum(tf_text, 65535),
+                        np.minimum(tf_heading, 65535),
+                        length,
+                    ),
+                )
+            )
+            size += len(chunk_ids)
+            postings += len(chunk_ids)
+            if size >= batch_postings:
+                written += _write(db, pending, top, clear=first)
+                pending, size, first = [], 0, False
+    if not stopped:
+        written += _write(db, pending, top, clear=first)
+        with db.write() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO term_postings_state(key, value) VALUES (:k, :v) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+                ),
+                {
+                    "k": _STATE_KEY,
+                    "v": json.dumps({"upto": top, "rows": rows, "min_df": min_df}),
+                },
+            )
+    return {
+        "min_df": min_df,
+        "terms": written,
+        "postings": postings,
+        "rows": rows,
+        "stopped": stopped,
+        "s": round(time.perf_counter() - t0, 2),
+    }
+
+
+def _write(db: Database, entries: list[tuple[str, bytes]], upto: int, *, clear: bool) -> int:
+    with db.write() as conn:
+        if clear:
+            conn.exec_driver_sql("DELETE FROM term_postings")
+            conn.exec_driver_sql("DELETE FROM term_postings_state")
+        for stem, body in entries:
+            conn.execute(
+                text(
+                    "INSERT INTO term_postings(term, upto, body) VALUES (:t, :u, :b) "
+                    "ON CONFLICT(term) DO UPDATE SET upto = excluded.upto, body = excluded.body"
+                ),
+                {"t": stem, "u": upto, "b": body},
+            )
+    return len(entries)
