@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Iterable
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,31 @@ def machine_info(load_avg: float) -> dict[str, Any]:
         "onnxruntime": onnxruntime.__version__,
         "load_avg_at_start": load_avg,
     }
+
+
+def run_json_child(
+    cmd: list[str],
+    deadline: float,
+    grace_s: float,
+    limit: str,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run a benchmark's child process until ``deadline`` (+ ``grace_s``: a build cannot stop
+    half way, query loops stop at the deadline themselves); the JSON object on the last line of
+    its stdout, or ``{"skipped": reason}`` when it was killed (``limit`` says which) or failed."""
+    try:
+        proc = subprocess.run(
+            cmd,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(env) if env is not None else None,
+            timeout=max(deadline - time.time(), 0) + grace_s,
+        )
+    except subprocess.TimeoutExpired:
+        return {"skipped": f"killed: {limit} (+{grace_s:.0f} s) passed"}
+    if proc.returncode != 0:
+        return {"skipped": f"worker failed with exit code {proc.returncode}"}
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def append_record(path: Path, record: dict[str, Any], *, indent: int = 2) -> None:

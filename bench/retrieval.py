@@ -36,7 +36,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
-from common import RESULTS_DIR, append_record  # bench/common.py (the script's folder)
+from common import RESULTS_DIR, append_record, run_json_child  # bench/common.py
 
 RESULTS = RESULTS_DIR / "retrieval.json"
 CORPUS_VERSION = 1  # bump when the generator changes: cached corpora are then rebuilt
@@ -326,6 +325,30 @@ def table_sizes(db: Any) -> dict[str, float]:
     return out
 
 
+def corpus_batches(
+    corpus: Corpus, size: int
+) -> Iterator[tuple[int, list[str], npt.NDArray[np.float32]]]:
+    """The corpus of ``size`` chunks as (first chunk, texts, vectors) batches of BATCH_CHUNKS:
+    the same data for the same seed, whoever reads it (bench/peers.py writes it for its peers)."""
+    for start in range(0, size, BATCH_CHUNKS):
+        n = min(BATCH_CHUNKS, size - start)
+        rng = np.random.default_rng([corpus.seed, 1, start])
+        texts = corpus.texts(rng, n)
+        yield start, texts, unit_vectors(rng, n)
+
+
+def machine_record(load_avg: float) -> dict[str, Any]:
+    """The machine of a run, and its 1-minute load average at the start and now."""
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "load_avg_at_start": round(load_avg, 2),
+        "load_avg_at_end": round(os.getloadavg()[0], 2),
+    }
+
+
 def build_quire(db: Any, corpus: Corpus, size: int) -> dict[str, Any]:
     """Write ``size`` chunks (rows + FTS5 via triggers, then vectors); timings exclude
     generating the text."""
@@ -334,11 +357,8 @@ def build_quire(db: Any, corpus: Corpus, size: int) -> dict[str, Any]:
     with db.write() as conn:
         vectors.ensure(conn, MODEL, DIM)
     rows_s = vecs_s = rows_cpu = vecs_cpu = 0.0
-    for start in range(0, size, BATCH_CHUNKS):
-        n = min(BATCH_CHUNKS, size - start)
-        rng = np.random.default_rng([corpus.seed, 1, start])
-        texts = corpus.texts(rng, n)
-        vecs = unit_vectors(rng, n)
+    for start, texts, vecs in corpus_batches(corpus, size):
+        n = len(texts)
         t0, c0 = time.perf_counter(), time.process_time()
         _, chunk_ids = write_documents(db, start // CHUNKS_PER_DOC + 1, texts)
         t1, c1 = time.perf_counter(), time.process_time()
@@ -769,16 +789,7 @@ def run_child(kind: str, size: int, args: argparse.Namespace, deadline: float) -
         "--max-bm25-gb",
         str(args.max_bm25_gb),
     ]
-    grace = 120.0  # builds cannot stop half way; the query loops stop at the deadline
-    try:
-        proc = subprocess.run(
-            cmd, stdout=subprocess.PIPE, text=True, timeout=max(deadline - time.time(), 0) + grace
-        )
-    except subprocess.TimeoutExpired:
-        return {"skipped": f"killed: --max-seconds {args.max_seconds} (+{grace:.0f} s) passed"}
-    if proc.returncode != 0:
-        return {"skipped": f"worker failed with exit code {proc.returncode}"}
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return run_json_child(cmd, deadline, 120.0, f"--max-seconds {args.max_seconds}")
 
 
 def bm25_queries(args: argparse.Namespace, size: int) -> int:
@@ -1142,14 +1153,7 @@ def main() -> None:
         print(f"note: {n}")
     record = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
-            "load_avg_at_start": round(load_avg, 2),
-            "load_avg_at_end": round(os.getloadavg()[0], 2),
-        },
+        "machine": machine_record(load_avg),
         "args": {
             k: (str(v) if isinstance(v, Path) else v)
             for k, v in vars(args).items()

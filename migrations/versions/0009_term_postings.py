@@ -38,7 +38,7 @@ def upgrade() -> None:
         CREATE TRIGGER page_chunks_terms_au
         AFTER UPDATE OF text, heading_path, fts_text, fts_heading ON page_chunks BEGIN
           DELETE FROM term_postings;
-          DELETE FROM term_postings_state;
+          DELETE FROM term_postings_state WHERE key = 'state';
         END
         """
     )

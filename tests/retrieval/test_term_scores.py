@@ -4,6 +4,8 @@ file: frequent and rare terms, headings, filters, hidden documents, and after ch
 from __future__ import annotations
 
 import hashlib
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -387,3 +389,24 @@ def test_the_idle_worker_reads_them_and_yields_to_a_queued_job(
         conn.exec_driver_sql("DELETE FROM term_postings_state")
     off.refresh_terms()
     assert stored_stems(corpus) == set()
+
+
+def test_one_worker_reads_them_at_a_time(corpus: Database) -> None:
+    claim = json.dumps({"owner": "other-worker", "at": time.time()})
+    with corpus.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO term_postings_state(key, value) VALUES ('claim', ?)", (claim,)
+        )
+    skipped = term_postings.refresh(corpus, MIN_DF, owner="me")
+    assert skipped["skipped"] == "claimed" and stored_stems(corpus) == set()
+    # A claim older than CLAIM_S is a dead worker's: taken over, and released after.
+    stale = json.dumps({"owner": "other-worker", "at": time.time() - term_postings.CLAIM_S - 1})
+    with corpus.write() as conn:
+        conn.exec_driver_sql(
+            "UPDATE term_postings_state SET value = ? WHERE key = 'claim'", (stale,)
+        )
+    done = term_postings.refresh(corpus, MIN_DF, owner="me")
+    assert "skipped" not in done and "alpha" in stored_stems(corpus)
+    with corpus.read() as conn:
+        keys = {r[0] for r in conn.exec_driver_sql("SELECT key FROM term_postings_state")}
+    assert keys == {"state"}

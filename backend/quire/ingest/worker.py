@@ -120,7 +120,7 @@ class Worker:
                 if not term_postings.due(conn, min_df):
                     return
             done = term_postings.refresh(
-                self.db, min_df, skip_words=STOPWORDS, should_stop=should_stop
+                self.db, min_df, skip_words=STOPWORDS, should_stop=should_stop, owner=self.identity
             )
             log.info("frequent terms' postings: %s", done)
         except Exception:  # noqa: BLE001 - search still works from FTS5 alone

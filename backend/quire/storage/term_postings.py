@@ -59,7 +59,10 @@ _INSTANCES_SQL = text(
     "(SELECT doc, col = 'heading_path' AS col, count(*) AS n "
     "FROM temp.term_postings_instance WHERE term = :t GROUP BY doc, col)"
 )
-_STATE_KEY = "state"
+_STATE_KEY = "state"  # what the entries were read at
+_CLAIM_KEY = "claim"  # the worker reading them now
+#: A claim older than this is taken over (its worker died mid-read).
+CLAIM_S = 600.0
 # One entry's layout: chunk ids (uint32), text count, heading count (uint16), chunk length
 # in tokens (uint32): 12 bytes a posting.
 _LAYOUT = (
@@ -203,11 +206,21 @@ class Tokenizer:
 # -- the worker's side: reading the entries from FTS5 ----------------------------------------
 
 
-def _state(conn: Connection) -> dict[str, int] | None:
+def _get(conn: Connection, key: str) -> dict[str, Any] | None:
     raw = conn.execute(
-        text("SELECT value FROM term_postings_state WHERE key = :k"), {"k": _STATE_KEY}
+        text("SELECT value FROM term_postings_state WHERE key = :k"), {"k": key}
     ).scalar()
     return json.loads(raw) if raw else None
+
+
+def _put(conn: Connection, key: str, value: dict[str, Any]) -> None:
+    conn.execute(
+        text(
+            "INSERT INTO term_postings_state(key, value) VALUES (:k, :v) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+        ),
+        {"k": key, "v": json.dumps(value)},
+    )
 
 
 def _counts(conn: Connection) -> tuple[int, int]:
@@ -220,7 +233,7 @@ def due(conn: Connection, min_df: int) -> bool:
     """Whether the entries should be read again: never read while some term could be frequent,
     or enough rows added or deleted since (REFRESH_SHARE), or emptied by the trigger."""
     rows = averages(conn).rows
-    state = _state(conn)
+    state = _get(conn, _STATE_KEY)
     if state is None:
         return rows >= min_df
     if state.get("min_df") != min_df:
@@ -230,7 +243,7 @@ def due(conn: Connection, min_df: int) -> bool:
             text("SELECT count(*) FROM page_chunks WHERE id > :u"), {"u": state["upto"]}
         ).scalar_one()
     )
-    deleted = state["rows"] + added - rows
+    deleted = int(state["rows"]) + added - rows
     return added + abs(deleted) >= max(min_df, REFRESH_SHARE * max(rows, 1))
 
 
@@ -254,11 +267,41 @@ def refresh(
     skip_words: Iterable[str] = (),
     should_stop: Callable[[], bool] = lambda: False,
     batch_postings: int = 1_000_000,
+    owner: str = "",
 ) -> dict[str, Any]:
     """Read the postings of every stem in at least ``min_df`` chunks (except ``skip_words``'
     stems: the stopwords a query never searches) from FTS5 into ``term_postings``, replacing
     what was there. One read snapshot for all; written in batches of about ``batch_postings``
-    so that no write holds the lock for long. Returns what it did."""
+    so that no write holds the lock for long. Returns what it did. One worker (``owner``) at a
+    time: another one idle meanwhile skips (its claim lapses after CLAIM_S if it died)."""
+    if not _claim(db, owner):
+        return {"min_df": min_df, "terms": 0, "postings": 0, "skipped": "claimed", "s": 0.0}
+    try:
+        return _read(db, min_df, skip_words, should_stop, batch_postings)
+    finally:
+        with db.write() as conn:
+            if (_get(conn, _CLAIM_KEY) or {}).get("owner") == owner:
+                conn.execute(
+                    text("DELETE FROM term_postings_state WHERE key = :k"), {"k": _CLAIM_KEY}
+                )
+
+
+def _claim(db: Database, owner: str) -> bool:
+    with db.write() as conn:
+        held = _get(conn, _CLAIM_KEY)
+        if held and held.get("owner") != owner and time.time() - held.get("at", 0) < CLAIM_S:
+            return False
+        _put(conn, _CLAIM_KEY, {"owner": owner, "at": time.time()})
+    return True
+
+
+def _read(
+    db: Database,
+    min_df: int,
+    skip_words: Iterable[str],
+    should_stop: Callable[[], bool],
+    batch_postings: int,
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     with db.read() as conn:
         for sql in _VOCABS:
@@ -315,16 +358,7 @@ def refresh(
     if not stopped:
         written += _write(db, pending, top, clear=first)
         with db.write() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO term_postings_state(key, value) VALUES (:k, :v) "
-                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-                ),
-                {
-                    "k": _STATE_KEY,
-                    "v": json.dumps({"upto": top, "rows": rows, "min_df": min_df}),
-                },
-            )
+            _put(conn, _STATE_KEY, {"upto": top, "rows": rows, "min_df": min_df})
     return {
         "min_df": min_df,
         "terms": written,
@@ -339,7 +373,7 @@ def _write(db: Database, entries: list[tuple[str, bytes]], upto: int, *, clear: 
     with db.write() as conn:
         if clear:
             conn.exec_driver_sql("DELETE FROM term_postings")
-            conn.exec_driver_sql("DELETE FROM term_postings_state")
+            conn.execute(text("DELETE FROM term_postings_state WHERE key = :k"), {"k": _STATE_KEY})
         for stem, body in entries:
             conn.execute(
                 text(
