@@ -351,3 +351,46 @@ def test_mirror_appends_new_rows_without_reloading(
         with db.write() as conn:
             conn.exec_driver_sql("DELETE FROM vec.page_vecs WHERE rowid = ?", (new_id,))
         mirror.close()
+
+
+def test_mirror_signature_from_vec0s_rowid_table_is_the_tables_own(
+    library: tuple[Settings, Database], embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, db = library
+
+    def scanned() -> tuple[int, int, int]:
+        with db.read() as conn:
+            row = conn.exec_driver_sql(
+                "SELECT count(*), max(rowid), sum(rowid) FROM vec.page_vecs"
+            ).one()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def signature() -> tuple[int, int, int]:
+        with db.read() as conn:
+            sig = dense.DenseMirror._signature(conn)
+        assert sig is not None
+        return sig.count, sig.max_id, sig.sum_id
+
+    assert signature() == scanned()
+    vec = embedder.embed(["one more passage"])[0]
+    with db.read() as conn:
+        low = int(conn.exec_driver_sql("SELECT min(rowid) FROM vec.page_vecs").scalar_one())
+        blob = conn.exec_driver_sql(
+            "SELECT embedding FROM vec.page_vecs WHERE rowid = ?", (low,)
+        ).scalar_one()
+    with db.write() as conn:  # a delete and an insert of a higher id: count unchanged
+        conn.exec_driver_sql("DELETE FROM vec.page_vecs WHERE rowid = ?", (low,))
+        conn.exec_driver_sql(
+            "INSERT INTO vec.page_vecs(rowid, embedding) VALUES (?, ?)", (10**6, vec.tobytes())
+        )
+    try:
+        assert signature() == scanned()
+        # A sqlite-vec without that shadow table: the vec0 table is scanned instead.
+        monkeypatch.setattr(dense, "_ROWIDS_TABLE", "no_such_table")
+        assert signature() == scanned()
+    finally:
+        with db.write() as conn:
+            conn.exec_driver_sql("DELETE FROM vec.page_vecs WHERE rowid = ?", (10**6,))
+            conn.exec_driver_sql(
+                "INSERT INTO vec.page_vecs(rowid, embedding) VALUES (?, ?)", (low, blob)
+            )

@@ -11,6 +11,9 @@ rows also get a 4-bit copy (quantised_scan.py, ~7x less to read): their scores p
 ``max(8 k, 200)`` candidates and the float32 rows re-score them, so the cosines returned are
 exact; rows after the last full block are scored in float32. Below one block (16k vectors)
 the whole search is exact float32.
+
+The signature is read from vec0's rowid shadow table (``page_vecs_rowids``, a plain table with
+the same rows) rather than by scanning the vec0 table itself.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import OperationalError
 
 from quire.retrieval.filters import Filter
 from quire.retrieval.quantised_scan import QuantisedBlocks
@@ -32,6 +36,12 @@ log = logging.getLogger(__name__)
 Vector = npt.NDArray[np.float32]
 RESCORE_FACTOR = 8  # 4-bit candidates per neighbour asked for
 MIN_RESCORE = 200
+# Over vec0's own rowid table, a plain B-tree (15x faster than scanning the vec0 table: 4 vs
+# 62 ms at 100k, once after each commit to the vector file); the same rows.
+_SIGNATURE_SQL = (
+    "SELECT count(*), coalesce(max(rowid), 0), coalesce(sum(rowid), 0) FROM vec.{table}"
+)
+_ROWIDS_TABLE = "page_vecs_rowids"
 
 
 def knn_sqlite(conn: Connection, query: Vector, *, k: int, flt: Filter) -> list[tuple[int, float]]:
@@ -87,9 +97,10 @@ class DenseMirror:
         model = meta.scalar()
         if model is None:
             return None
-        row = conn.exec_driver_sql(
-            "SELECT count(*), coalesce(max(rowid), 0), coalesce(sum(rowid), 0) FROM vec.page_vecs"
-        ).one()
+        try:
+            row = conn.exec_driver_sql(_SIGNATURE_SQL.format(table=_ROWIDS_TABLE)).one()
+        except OperationalError:  # a sqlite-vec without that shadow table: scan the vec0 table
+            row = conn.exec_driver_sql(_SIGNATURE_SQL.format(table="page_vecs")).one()
         return _Signature(str(model), int(row[0]), int(row[1]), int(row[2]))
 
     def _changed(self, conn: Connection) -> bool:
