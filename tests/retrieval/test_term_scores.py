@@ -410,3 +410,17 @@ def test_one_worker_reads_them_at_a_time(corpus: Database) -> None:
     with corpus.read() as conn:
         keys = {r[0] for r in conn.exec_driver_sql("SELECT key FROM term_postings_state")}
     assert keys == {"state"}
+
+
+def test_positions_of_chunk_ids_dense_and_sparse() -> None:
+    from quire.retrieval.term_scores import _Index
+
+    for ids in (np.array([2, 3, 5, 8, 9]), np.array([2, 3, 5, 8, 90_000])):  # table, search
+        index = _Index(None, ids, np.zeros(len(ids), np.int64), term_postings.Averages(5, 50))
+        asked = np.array([3, 4, 9, 8, 1, 100_000, 2])
+        pos, known = index.positions(asked)
+        assert known.tolist() == [True, False, ids[-1] == 9, True, False, False, True]
+        assert [int(ids[p]) for p, k in zip(pos, known, strict=True) if k] == [
+            a for a, k in zip(asked.tolist(), known, strict=True) if k
+        ]
+        assert (index._where is not None) == (ids[-1] == 9)
