@@ -67,6 +67,8 @@ def test_doctor_checks_the_real_tools(tmp_path: Path) -> None:
     ):
         assert expected in r.stdout
     assert "FAIL" not in r.stdout
+    row = next(line for line in r.stdout.splitlines() if "frequent terms" in line)
+    assert "ok" in row and "not needed yet" in row  # an empty library
     broken = quire(tmp_path / "data", "doctor", QUIRE_OCR_LANG="xyz")
     assert broken.returncode == 1 and "xyz" in broken.stdout
 

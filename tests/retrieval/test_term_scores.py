@@ -424,3 +424,24 @@ def test_positions_of_chunk_ids_dense_and_sparse() -> None:
             a for a, k in zip(asked.tolist(), known, strict=True) if k
         ]
         assert (index._where is not None) == (ids[-1] == 9)
+
+
+def test_status_says_whether_they_are_read(corpus: Database) -> None:
+    with corpus.read() as conn:
+        assert term_postings.status(conn, 0) == (
+            True,
+            "off (QUIRE_BM25_FREQUENT_DF=0): BM25 ranks in FTS5 alone",
+        )
+        ok, detail = term_postings.status(conn, 1000)
+        assert ok and detail.startswith("not needed yet: 360 chunks")
+        ok, detail = term_postings.status(conn, MIN_DF)
+        assert not ok and detail.startswith("not read yet (360 chunks)")
+    term_postings.refresh(corpus, MIN_DF, skip_words=STOPWORDS)
+    with corpus.read() as conn:
+        ok, detail = term_postings.status(conn, MIN_DF)
+    terms = len(stored_stems(corpus))
+    assert ok and detail.startswith(f"{terms:,} terms in >= 5 chunks") and "at 360 chunks" in detail
+    add_document(corpus, 7, 40, seed=70)
+    with corpus.read() as conn:
+        ok, detail = term_postings.status(conn, MIN_DF)
+    assert not ok and detail.endswith("read at 360 chunks, 400 now: due again")

@@ -1,7 +1,7 @@
 """``quire doctor``: check tesseract, poppler, SQLite + sqlite-vec, the models (the reranker:
-installed or the command that pulls it), Ollama, the LLM, the data directory, and whether the
-embedder covers the languages the library holds; required checks fail the command, optional
-ones only warn."""
+installed or the command that pulls it), Ollama, the LLM, the data directory, whether the
+embedder covers the languages the library holds, and whether the frequent terms' postings are
+read (storage/term_postings.py); required checks fail the command, optional ones only warn."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from quire.ingest.language import library_languages
 from quire.llm.router import make_router
 from quire.models.hub import SOURCE_TEXT, inspect, model_spec
 from quire.models.pull import check as check_model
-from quire.storage import vectors
+from quire.storage import term_postings, vectors
 from quire.storage.migrate import open_database
 
 
@@ -116,6 +116,15 @@ def doctor() -> None:
         db.dispose()
         return languages_detail(report)
 
+    def frequent_terms() -> str:
+        db = open_database(settings)
+        with db.read() as conn:
+            ok, detail = term_postings.status(conn, settings.bm25_frequent_df)
+        db.dispose()
+        if not ok:
+            raise RuntimeError(detail + " (until then their BM25 comes from FTS5: slower)")
+        return detail
+
     def data_dir() -> str:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         probe = settings.data_dir / ".doctor"
@@ -136,6 +145,7 @@ def doctor() -> None:
         ("ollama (optional)", ollama),
         ("chat LLM (optional)", llm),
         ("languages", languages),
+        ("frequent terms", frequent_terms),
     ]
     warn_only = {name for name, _ in optional}
     table = Table("check", "", "detail")

@@ -247,6 +247,25 @@ def due(conn: Connection, min_df: int) -> bool:
     return added + abs(deleted) >= max(min_df, REFRESH_SHARE * max(rows, 1))
 
 
+def status(conn: Connection, min_df: int) -> tuple[bool, str]:
+    """(up to date, what to tell the user) about the stored postings (``quire doctor``)."""
+    if not min_df:
+        return True, "off (QUIRE_BM25_FREQUENT_DF=0): BM25 ranks in FTS5 alone"
+    rows = averages(conn).rows
+    state = _get(conn, _STATE_KEY)
+    terms, size = conn.exec_driver_sql(
+        "SELECT count(*), coalesce(sum(length(body)), 0) FROM term_postings"
+    ).one()
+    if state is None and rows < min_df:
+        return True, f"not needed yet: {rows:,} chunks, no term can be in {min_df:,} of them"
+    stored = f"{terms:,} terms in >= {min_df:,} chunks ({size / 2**20:.1f} MB)"
+    if due(conn, min_df):
+        if state is None:
+            return False, f"not read yet ({rows:,} chunks): the worker reads them when idle"
+        return False, f"{stored}, read at {state['rows']:,} chunks, {rows:,} now: due again"
+    return True, f"{stored}, read at {state['rows']:,} chunks" if state else stored
+
+
 def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Every row's id and length in tokens (all columns), from FTS5's docsize table."""
     ids_json, sizes_json = conn.exec_driver_sql(
