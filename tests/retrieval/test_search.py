@@ -329,7 +329,7 @@ def test_mirror_appends_new_rows_without_reloading(
     mirror = dense.DenseMirror()
     with db.read() as conn:
         mirror.refresh(conn)
-    before, capacity_before = len(mirror.ids), len(mirror._buf)
+    before, rows_file = len(mirror.ids), mirror._rows
     vec = embedder.embed(["a passage added after the mirror was loaded"])[0]
     new_id = int(mirror.ids.max()) + 1000
     with db.write() as conn:
@@ -341,7 +341,7 @@ def test_mirror_appends_new_rows_without_reloading(
             mirror.refresh(conn)
         assert len(mirror.ids) == before + 1 and mirror.ids[-1] == new_id
         np.testing.assert_allclose(mirror.matrix[-1], vec)
-        assert len(mirror._buf) >= capacity_before  # grown in place, not rebuilt per row
+        assert mirror._rows is rows_file  # appended to, not reloaded
         # No chunk row behind it (document -1): never returned.
         assert new_id not in [c for c, _ in mirror.knn(vec, k=5)]
         with db.read() as conn:

@@ -7,10 +7,13 @@ rowids) is compared, new rows are appended, anything else reloads it. Chunk ids 
 reused (AUTOINCREMENT), which makes that signature sound.
 
 A float32 scan of the mirror is memory-bound (~10 ms at 100k x 384 here), so full blocks of
-rows also get a 4-bit copy (quantised_scan.py, ~7x less to read): their scores pick
+rows get a 4-bit copy (quantised_scan.py, ~7x less to read): their scores pick
 ``max(8 k, 200)`` candidates and the float32 rows re-score them, so the cosines returned are
-exact; rows after the last full block are scored in float32. Below one block (16k vectors)
-the whole search is exact float32.
+exact; rows after the last full block are kept and scored in float32. Below one block (16k
+vectors) the whole search is exact float32. The float32 rows of full blocks are not held in
+memory: they are written to an unnamed temporary file in the data directory and the few
+hundred candidates are read back with ``pread`` (the page cache keeps them; at 1M rows the
+process held 1.5 GB for them before). vec0 cannot serve that: 40 point lookups took ~20 ms.
 
 The signature is read from vec0's rowid shadow table (``page_vecs_rowids``, a plain table with
 the same rows) rather than by scanning the vec0 table itself.
@@ -19,9 +22,12 @@ the same rows) rather than by scanning the vec0 table itself.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +49,8 @@ _SIGNATURE_SQL = (
     "SELECT count(*), coalesce(max(rowid), 0), coalesce(sum(rowid), 0) FROM vec.{table}"
 )
 _ROWIDS_TABLE = "page_vecs_rowids"
-_LOAD_BATCH = 32_768  # rows fetched at a time while the mirror loads
+# Rows fetched at a time while the mirror loads (a 100k load held 162 MB more at 32k rows).
+_LOAD_BATCH = 4_096
 
 
 def knn_sqlite(conn: Connection, query: Vector, *, k: int, flt: Filter) -> list[tuple[int, float]]:
@@ -67,6 +74,39 @@ def knn_sqlite(conn: Connection, query: Vector, *, k: int, flt: Filter) -> list[
     return [(int(r[0]), 1.0 - float(r[1]) ** 2 / 2.0) for r in rows]
 
 
+class _RowFile:
+    """The float32 rows in mirror order, in an unnamed temporary file (gone with the process,
+    even a killed one) read with ``pread``: the candidates the 4-bit scan picks are re-scored
+    from it, so the exact rows cost page cache, not the process's memory (1.5 GB at 1M)."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self._file = tempfile.TemporaryFile(dir=directory, prefix="quire-mirror-")
+        self._fd = self._file.fileno()
+        self.dim = 0
+
+    def write(self, first: int, matrix: Vector) -> None:
+        self.dim = self.dim or matrix.shape[1]
+        data = np.ascontiguousarray(matrix, dtype=np.float32).tobytes()
+        os.pwrite(self._fd, data, first * self.dim * 4)
+
+    def read(self, rows: npt.NDArray[np.int64]) -> Vector:
+        """Rows by position (ascending reads best), as a (len(rows), dim) matrix."""
+        size = self.dim * 4
+        if len(rows) and len(rows) == int(rows[-1]) - int(rows[0]) + 1:  # one run: one read
+            raw = os.pread(self._fd, size * len(rows), int(rows[0]) * size)
+        else:
+            raw = b"".join(os.pread(self._fd, size, int(r) * size) for r in rows)
+        return np.frombuffer(raw, dtype=np.float32).reshape(len(rows), self.dim)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __del__(self) -> None:
+        # A reload replaces the file while a search may still read the old one: it closes
+        # when the last reader lets go of it.
+        self._file.close()
+
+
 @dataclass(frozen=True)
 class _Signature:
     model: str
@@ -78,20 +118,29 @@ class _Signature:
 class DenseMirror:
     """An in-memory copy of ``vec.page_vecs`` with each row's document id, kept in step."""
 
-    def __init__(self, *, block_rows: int | None = None) -> None:
+    def __init__(self, *, block_rows: int | None = None, spill_dir: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._watch = DataVersion("vec")
         self._version: int | None = None
         self._block_rows = block_rows
-        self._blocks = QuantisedBlocks(block_rows)
+        self._spill_dir = spill_dir
         self._sig: _Signature | None = None
-        self._buf: Vector = np.zeros((0, 0), dtype=np.float32)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._blocks = QuantisedBlocks(self._block_rows)
+        self._rows = _RowFile(self._spill_dir)
+        # The rows after the last full 4-bit block, in memory: (first row, float32 rows).
+        self._tail: tuple[int, Vector] = (0, np.zeros((0, 0), dtype=np.float32))
         self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.docs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
     @property
     def matrix(self) -> Vector:
-        return self._buf[: len(self.ids)]
+        """Every row in float32 (read back from the spill file: for checks and benchmarks)."""
+        with self._lock:
+            rows, n = self._rows, len(self.ids)
+        return rows.read(np.arange(n, dtype=np.int64))
 
     @staticmethod
     def _signature(conn: Connection) -> _Signature | None:
@@ -141,7 +190,7 @@ class DenseMirror:
         """The rows above ``after`` at once (the few an ingest added)."""
         parts = list(self._batches(conn, after))
         if not parts:
-            dim = self._buf.shape[1]
+            dim = self._rows.dim
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         return (
             np.concatenate([p[0] for p in parts]),
@@ -150,25 +199,19 @@ class DenseMirror:
         )
 
     def _append(
-        self,
-        ids: npt.NDArray[np.int64],
-        docs: npt.NDArray[np.int64],
-        matrix: Vector,
-        expect: int = 0,
+        self, ids: npt.NDArray[np.int64], docs: npt.NDArray[np.int64], matrix: Vector
     ) -> None:
-        """Add rows; ``expect``: how many the whole load will hold (room made once)."""
-        n, new = len(self.ids), len(ids)
-        if new == 0:
+        """Add rows: to the spill file, to the tail, and each block the tail fills to 4-bit."""
+        if len(ids) == 0:
             return
-        if n + new > len(self._buf) or self._buf.shape[1] != matrix.shape[1]:
-            # Grow by doubling, and leave room at the first load, so appends during an ingest
-            # copy the new rows, not the whole matrix every time (untouched rows cost no RSS).
-            rows = max(2 * len(self._buf), max(n + new, expect) * 5 // 4, 1024)
-            grown = np.empty((rows, matrix.shape[1]), np.float32)
-            if n:
-                grown[:n] = self._buf[:n]
-            self._buf = grown
-        self._buf[n : n + new] = matrix
+        self._rows.write(len(self.ids), matrix)
+        start, tail = self._tail
+        tail = np.concatenate([tail, matrix]) if len(tail) else np.ascontiguousarray(matrix)
+        size = self._blocks.block_rows
+        while len(tail) >= size:
+            self._blocks.add(tail[:size])
+            start, tail = start + size, tail[size:].copy()
+        self._tail = (start, tail)
         self.ids = np.concatenate([self.ids, ids])
         self.docs = np.concatenate([self.docs, docs])
 
@@ -192,17 +235,12 @@ class DenseMirror:
                 ids, docs, matrix = self._load(conn, old.max_id)
                 if old.count + len(ids) == sig.count and old.sum_id + int(ids.sum()) == sig.sum_id:
                     self._append(ids, docs, matrix)
-                    self._blocks.extend(self.matrix)
                     self._sig = sig
                     return
-            self._buf = np.zeros((0, 0), dtype=np.float32)
-            self.ids = np.zeros(0, dtype=np.int64)
-            self.docs = np.zeros(0, dtype=np.int64)
-            self._blocks = QuantisedBlocks(self._block_rows)
+            self._reset()
             if sig is not None:
                 for ids, docs, matrix in self._batches(conn, 0):
-                    self._append(ids, docs, matrix, expect=sig.count)
-                self._blocks.extend(self.matrix)
+                    self._append(ids, docs, matrix)
                 log.info("dense mirror loaded: %d vectors", len(self.ids))
             self._sig = sig
 
@@ -217,17 +255,17 @@ class DenseMirror:
         """(chunk id, cosine) of the k nearest, within ``allowed_docs`` and outside
         ``excluded_docs`` (and never of a chunk deleted since the last refresh), best first."""
         with self._lock:
-            ids, docs, matrix, blocks = self.ids, self.docs, self.matrix, self._blocks
+            ids, docs, blocks, rows_file = self.ids, self.docs, self._blocks, self._rows
+            quantised, tail = self._tail
         if not len(ids):
             return []
         q = np.asarray(query, dtype=np.float32)
-        quantised = min(blocks.rows, len(ids))
         # einsum is a single-threaded SIMD loop: OpenBLAS's threaded gemv is memory-bound here
         # and its threads fight the other legs for the cores (2x slower at 100k on 2 cores).
         scores = np.empty(len(ids), dtype=np.float32)
         if quantised:
             scores[:quantised] = blocks.scores(q)[:quantised]
-        scores[quantised:] = np.einsum("ij,j->i", matrix[quantised:], q)
+        scores[quantised:] = np.einsum("ij,j->i", tail, q)
         mask = docs >= 0
         if allowed_docs is not None:
             mask &= np.isin(docs, np.fromiter(allowed_docs, dtype=np.int64))
@@ -240,8 +278,11 @@ class DenseMirror:
             rows = np.argpartition(-scores, wanted - 1)[:wanted]
             rows = rows[np.isfinite(scores[rows])]
         if quantised:
-            rows.sort()  # gather the float32 rows in memory order
-            exact = np.einsum("ij,j->i", matrix[rows], q)
+            rows.sort()  # read the float32 rows in file order
+            spilled = rows < quantised
+            exact = np.empty(len(rows), dtype=np.float32)
+            exact[spilled] = np.einsum("ij,j->i", rows_file.read(rows[spilled]), q)
+            exact[~spilled] = scores[rows[~spilled]]
         else:
             exact = scores[rows]
         best = np.argsort(-exact, kind="stable")[:k]
@@ -249,3 +290,5 @@ class DenseMirror:
 
     def close(self) -> None:
         self._watch.close()
+        with self._lock:
+            self._rows.close()

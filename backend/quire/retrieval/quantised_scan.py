@@ -141,21 +141,25 @@ class QuantisedBlocks:
         fills."""
         while (len(self._sessions) + 1) * self.block_rows <= len(matrix):
             start = len(self._sessions) * self.block_rows
-            model = matmul_4bit_model(*quantise(matrix[start : start + self.block_rows]))
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = 1
-            options.inter_op_num_threads = 1
-            options.enable_cpu_mem_arena = False  # the packed matrix is all it holds
-            # From a file, not bytes: an InferenceSession keeps model bytes it was given for
-            # its whole life (another copy of the block).
-            with tempfile.TemporaryDirectory(prefix="quire-scan-") as tmp:
-                path = Path(tmp) / "block.onnx"
-                path.write_bytes(model)
-                session = ort.InferenceSession(
-                    str(path), options, providers=["CPUExecutionProvider"]
-                )
-            with self._lock:
-                self._sessions.append(session)
+            self.add(matrix[start : start + self.block_rows])
+
+    def add(self, rows: npt.NDArray[np.float32]) -> None:
+        """The next block: ``block_rows`` rows."""
+        if len(rows) != self.block_rows:
+            raise ValueError(f"a block holds {self.block_rows} rows, not {len(rows)}")
+        model = matmul_4bit_model(*quantise(rows))
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False  # the packed matrix is all it holds
+        # From a file, not bytes: an InferenceSession keeps model bytes it was given for
+        # its whole life (another copy of the block).
+        with tempfile.TemporaryDirectory(prefix="quire-scan-") as tmp:
+            path = Path(tmp) / "block.onnx"
+            path.write_bytes(model)
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        with self._lock:
+            self._sessions.append(session)
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Approximate ``matrix[: self.rows] @ query``."""

@@ -153,7 +153,9 @@ class Searcher:
         #: The languages the embedder covers (its vectors are noise for the others).
         self.coverage = coverage(embedder.name, settings.embed_languages) if embedder else None
         self.reranker = reranker
-        self.mirror = dense.DenseMirror() if settings.dense_mirror else None
+        self.mirror = (
+            dense.DenseMirror(spill_dir=settings.data_dir) if settings.dense_mirror else None
+        )
         self.term_scores = TermScores(settings.bm25_cache_mb) if settings.bm25_cache_mb else None
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
 
