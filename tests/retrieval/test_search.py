@@ -394,3 +394,26 @@ def test_mirror_signature_from_vec0s_rowid_table_is_the_tables_own(
             conn.exec_driver_sql(
                 "INSERT INTO vec.page_vecs(rowid, embedding) VALUES (?, ?)", (low, blob)
             )
+
+
+def test_a_dense_mirror_that_cannot_spill_falls_back_to_sqlite_vec(
+    searcher: Searcher,
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def full(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    q = embedder.embed(["rabbit hole"])[0]
+    with monkeypatch.context() as patch:
+        patch.setattr(dense._RowFile, "write", full)
+        with searcher.db.read() as conn:
+            got = searcher._knn(conn, q, flt=Filter())
+            want = dense.knn_sqlite(conn, q, k=searcher.settings.dense_k, flt=Filter())
+    assert got == want and "searching sqlite-vec" in caplog.text
+    # Space again: the next search loads the mirror and answers from it.
+    with searcher.db.read() as conn:
+        again = searcher._knn(conn, q, flt=Filter())
+    assert searcher.mirror is not None and len(searcher.mirror.ids) > 0
+    assert [c for c, _ in again] == [c for c, _ in want]

@@ -526,11 +526,17 @@ class Searcher:
         k = self.settings.dense_k
         if self.mirror is None:
             return dense.knn_sqlite(conn, vec, k=k, flt=flt)
-        self.mirror.refresh(conn)
-        allowed = flt.allowed_documents(conn) if flt.narrows else None
-        return self.mirror.knn(
-            vec, k=k, allowed_docs=allowed, excluded_docs=documents.not_ready(conn)
-        )
+        try:
+            self.mirror.refresh(conn)
+            allowed = flt.allowed_documents(conn) if flt.narrows else None
+            return self.mirror.knn(
+                vec, k=k, allowed_docs=allowed, excluded_docs=documents.not_ready(conn)
+            )
+        except OSError:
+            # The mirror's spill file could not be written or read (a full disk): sqlite-vec
+            # answers the same, slower, until the mirror loads again on a later search.
+            log.warning("dense mirror unavailable; searching sqlite-vec", exc_info=True)
+            return dense.knn_sqlite(conn, vec, k=k, flt=flt)
 
 
 def _merged(rankings: Rankings, *sources: RankSource) -> list[tuple[int, float]]:
