@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 
 from quire.config import Settings
 from quire.embed.base import Embedder
@@ -51,9 +52,12 @@ def test_blocks_cover_full_blocks_only() -> None:
     rows = rng.standard_normal((1000, 32)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
     blocks = QuantisedBlocks(block_rows=256)
-    blocks.extend(rows[:600])
-    assert len(blocks) == 2 and blocks.rows == 512  # the rest waits for a full block
-    blocks.extend(rows)
+    blocks.add(rows[:256])
+    blocks.add(rows[256:512])
+    assert len(blocks) == 2 and blocks.rows == 512
+    with pytest.raises(ValueError, match="256 rows"):  # the rest waits for a full block
+        blocks.add(rows[512:600])
+    blocks.add(rows[512:768])
     assert blocks.rows == 768
     approx = blocks.scores(rows[7])
     np.testing.assert_allclose(approx, rows[:768] @ rows[7], atol=0.1)
@@ -82,5 +86,45 @@ def test_mirror_with_quantised_blocks_returns_exact_neighbours(
             docs = {int(quantised.docs[np.flatnonzero(quantised.ids == c)[0]]) for c, _ in only}
             assert only and docs == {doc}
     finally:
+        exact.close()
+        quantised.close()
+
+
+def test_appends_fill_the_unfilled_block_and_stay_exact(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    _, db = library
+    exact, quantised = dense.DenseMirror(), dense.DenseMirror(block_rows=16)
+    texts = [f"an added passage about rabbits and harbors, number {i}" for i in range(20)]
+    vecs = embedder.embed(texts)
+    with db.read() as conn:
+        exact.refresh(conn)
+        quantised.refresh(conn)
+        base = int(conn.exec_driver_sql("SELECT max(rowid) FROM vec.page_vecs").scalar_one())
+    new_ids = [base + 1000 + i for i in range(len(texts))]
+    try:
+        for part in (slice(0, 7), slice(7, 20)):  # two commits: the second crosses a block
+            with db.write() as conn:
+                for cid, vec in zip(new_ids[part], vecs[part], strict=True):
+                    conn.exec_driver_sql(
+                        "INSERT INTO vec.page_vecs(rowid, embedding) VALUES (?, ?)",
+                        (cid, vec.tobytes()),
+                    )
+            with db.read() as conn:
+                exact.refresh(conn)
+                quantised.refresh(conn)
+            n = len(quantised.ids)
+            assert quantised._blocks.rows == n - n % 16 and quantised.ids.tolist() == (
+                exact.ids.tolist()
+            )
+            np.testing.assert_array_equal(quantised.matrix, exact.matrix)
+            for q in embedder.embed(["rabbit hole", "an added passage number 12"]):
+                got, want = quantised.knn(q, k=10), exact.knn(q, k=10)
+                assert [c for c, _ in got] == [c for c, _ in want]
+                np.testing.assert_allclose([s for _, s in got], [s for _, s in want], atol=1e-6)
+    finally:
+        with db.write() as conn:
+            for cid in new_ids:
+                conn.exec_driver_sql("DELETE FROM vec.page_vecs WHERE rowid = ?", (cid,))
         exact.close()
         quantised.close()

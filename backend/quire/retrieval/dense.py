@@ -130,8 +130,12 @@ class DenseMirror:
     def _reset(self) -> None:
         self._blocks = QuantisedBlocks(self._block_rows)
         self._rows = _RowFile(self._spill_dir)
-        # The rows after the last full 4-bit block, in memory: (first row, float32 rows).
-        self._tail: tuple[int, Vector] = (0, np.zeros((0, 0), dtype=np.float32))
+        # The rows after the last full 4-bit block, in memory: the first one's position, and a
+        # buffer of one block whose first ``len(ids) - _tail_start`` rows are filled. Appends
+        # write after those (a search may be reading them); a full buffer becomes a block and
+        # a new buffer starts.
+        self._tail_start = 0
+        self._tail_buf: Vector = np.zeros((0, 0), dtype=np.float32)
         self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.docs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
@@ -205,13 +209,19 @@ class DenseMirror:
         if len(ids) == 0:
             return
         self._rows.write(len(self.ids), matrix)
-        start, tail = self._tail
-        tail = np.concatenate([tail, matrix]) if len(tail) else np.ascontiguousarray(matrix)
         size = self._blocks.block_rows
-        while len(tail) >= size:
-            self._blocks.add(tail[:size])
-            start, tail = start + size, tail[size:].copy()
-        self._tail = (start, tail)
+        filled, done = len(self.ids) - self._tail_start, 0
+        while done < len(matrix):
+            if self._tail_buf.shape != (size, matrix.shape[1]):
+                self._tail_buf = np.empty((size, matrix.shape[1]), dtype=np.float32)
+            take = min(size - filled, len(matrix) - done)
+            self._tail_buf[filled : filled + take] = matrix[done : done + take]
+            filled, done = filled + take, done + take
+            if filled == size:
+                self._blocks.add(self._tail_buf)
+                self._tail_start += size
+                self._tail_buf = np.zeros((0, 0), dtype=np.float32)
+                filled = 0
         self.ids = np.concatenate([self.ids, ids])
         self.docs = np.concatenate([self.docs, docs])
 
@@ -256,7 +266,8 @@ class DenseMirror:
         ``excluded_docs`` (and never of a chunk deleted since the last refresh), best first."""
         with self._lock:
             ids, docs, blocks, rows_file = self.ids, self.docs, self._blocks, self._rows
-            quantised, tail = self._tail
+            quantised = self._tail_start
+            tail = self._tail_buf[: len(ids) - quantised]
         if not len(ids):
             return []
         q = np.asarray(query, dtype=np.float32)

@@ -121,7 +121,8 @@ def quantise(
 
 
 class QuantisedBlocks:
-    """4-bit copies of the first ``len(self) * block_rows`` rows of a growing matrix."""
+    """4-bit copies of the first ``len(self) * block_rows`` rows of a growing matrix, one block
+    of ``block_rows`` rows at a time (the mirror keeps the rows of an unfilled block)."""
 
     def __init__(self, block_rows: int | None = None) -> None:
         self.block_rows = block_rows or BLOCK_ROWS
@@ -135,13 +136,6 @@ class QuantisedBlocks:
     def rows(self) -> int:
         """How many leading rows the blocks cover."""
         return len(self._sessions) * self.block_rows
-
-    def extend(self, matrix: npt.NDArray[np.float32]) -> None:
-        """Build the blocks that ``matrix`` (the whole mirror, rows only ever appended) now
-        fills."""
-        while (len(self._sessions) + 1) * self.block_rows <= len(matrix):
-            start = len(self._sessions) * self.block_rows
-            self.add(matrix[start : start + self.block_rows])
 
     def add(self, rows: npt.NDArray[np.float32]) -> None:
         """The next block: ``block_rows`` rows."""
