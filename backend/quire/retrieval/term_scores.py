@@ -40,13 +40,9 @@ from quire.storage import term_postings
 from quire.storage.records import VISIBLE_SQL
 
 # One term's FTS5 score for every row it matches (LIMIT keeps SQLite from flattening the
-# subquery: bm25() cannot run inside an aggregate).
+# subquery: bm25() cannot run inside an aggregate); the rows above ``after`` (chunk ids start
+# at 1: 0 is every row).
 _TERM_SQL = text(
-    "SELECT json_group_array(r), json_group_array(s) FROM (SELECT rowid AS r, "
-    "bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts "
-    "WHERE page_chunks_fts MATCH :q LIMIT -1)"
-)
-_TERM_AFTER_SQL = text(
     "SELECT json_group_array(r), json_group_array(s) FROM (SELECT rowid AS r, "
     "bm25(page_chunks_fts, 1.0, :hw) AS s FROM page_chunks_fts "
     "WHERE page_chunks_fts MATCH :q AND rowid > :after LIMIT -1)"
@@ -195,14 +191,11 @@ class TermScores:
 
     @staticmethod
     def _fts(
-        conn: Connection, index: _Index, phrase: str, hw: float, after: int | None = None
+        conn: Connection, index: _Index, phrase: str, hw: float, after: int = 0
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """FTS5's scores of ``phrase`` alone (for the rows above ``after`` when given), as
-        positions in the index state and scores."""
-        if after is None:
-            row = conn.execute(_TERM_SQL, {"q": phrase, "hw": hw}).one()
-        else:
-            row = conn.execute(_TERM_AFTER_SQL, {"q": phrase, "hw": hw, "after": after}).one()
+        """FTS5's scores of ``phrase`` alone for the rows above ``after``, as positions in the
+        index state and scores."""
+        row = conn.execute(_TERM_SQL, {"q": phrase, "hw": hw, "after": after}).one()
         rowids = np.array(json.loads(row[0]), dtype=np.int64)
         scores = -np.array(json.loads(row[1]), dtype=np.float64)
         # Rows newer than the index state (a commit between the version check and this query)

@@ -144,8 +144,11 @@ def _encode(ids: npt.NDArray[Any], tf_text: Any, tf_heading: Any, length: Any) -
     )
 
 
+_POSTING_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in _LAYOUT)
+
+
 def _decode(upto: int, body: bytes) -> Entry:
-    n = len(body) // 12
+    n = len(body) // _POSTING_BYTES
     arrays, offset = [], 0
     for _, dtype in _LAYOUT:
         size = np.dtype(dtype).itemsize * n
