@@ -92,6 +92,17 @@ def test_japanese_query_words_are_cut_where_the_script_changes() -> None:
     assert lexical.terms("これは") == ["これ", "れは"]
 
 
+def test_question_words_are_left_out_of_chinese_and_japanese_queries() -> None:
+    # As "which" and "when" are stopwords: the bigrams holding 哪 (which) go, the rest stay.
+    assert lexical.terms("清朝哪位皇帝在位") == ["清朝", "位皇", "皇帝", "帝在", "在位"]
+    assert lexical.terms("一九一四年の何月何日でしたか") == ["一九一四年"]
+    assert lexical.terms("谁写的吗") == ["写的"]
+    # A question of nothing else still searches for its words.
+    assert lexical.terms("何時") == ["何時"]
+    # English and other terms are untouched.
+    assert lexical.terms("which emperor 皇帝") == ["emperor", "皇帝"]
+
+
 def test_a_mixed_script_query_ranks_the_page_holding_both(
     searcher: Searcher, library: tuple[Settings, Database]
 ) -> None:

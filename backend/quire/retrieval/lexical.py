@@ -15,7 +15,7 @@ from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
 from quire.retrieval.term_scores import TermScores
-from quire.storage.segment import STOPWORDS, segment, split_query
+from quire.storage.segment import is_stopword, segment, split_query
 
 #: Terms per query (a question in Japanese or Chinese is cut into ~one bigram a character).
 MAX_TERMS = 48
@@ -32,7 +32,7 @@ def terms(query: str) -> list[str]:
     seen: dict[str, None] = {}
     for tok in tokens:
         tok = tok.strip("_")
-        if not tok or tok in STOPWORDS:
+        if not tok or is_stopword(tok):
             continue
         seen.setdefault(tok, None)
     out = list(seen)

@@ -29,6 +29,18 @@ STOPWORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself
     yourselves""".split()
 )
+#: The characters of question words in Chinese and Japanese: 哪 which, 誰/谁 who, 什麼/甚麼
+#: what, 怎 how, 幾/几 how many, 何 what, 嗎/吗/呢 question particles.
+_QUESTION = re.compile("[何哪誰谁什甚怎幾几嗎吗呢]")
+
+
+def is_stopword(term: str) -> bool:
+    """Whether a query term is left out: an English function word, or a Chinese or Japanese
+    term holding a question word (the passage that answers "清朝哪位皇帝" names the emperor,
+    and a chunk that happens to say "哪位" is no better for it: as for "which" or "who")."""
+    return term in STOPWORDS or _QUESTION.search(term) is not None
+
+
 #: Scripts written without spaces between words (or, for Hangul, with long agglutinated
 #: words): Thai, Hangul Jamo, CJK radicals and punctuation-free symbols, Hiragana, Katakana,
 #: Bopomofo, Hangul compatibility Jamo, CJK Extension A, CJK Unified Ideographs, Hangul
@@ -80,8 +92,10 @@ def query_words(run: str, japanese: bool) -> list[str]:
     hiragana mostly its particles and endings, left out; a lone kanji takes the hiragana after
     it ("書き") or the character before, since the index holds nothing shorter than a bigram.
     Other runs (Chinese, Thai) give their bigrams."""
-    if not japanese or len(run) < 3:
-        return bigrams(run)
+    return _japanese_words(run) if japanese and len(run) >= 3 else bigrams(run)
+
+
+def _japanese_words(run: str) -> list[str]:
     groups: list[str] = []
     for char in run:
         if groups and _class(groups[-1][-1]) == _class(char):
