@@ -470,7 +470,7 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
             conn.exec_driver_sql("SELECT avg(char_count) FROM page_chunks").scalar_one(), 1
         )
         out["chunks_with_identifier"] = conn.exec_driver_sql(
-            "SELECT count(*) FROM page_chunks_tri WHERE page_chunks_tri MATCH '\"ERR-\"'"
+            "SELECT count(*) FROM page_chunks_tri WHERE text LIKE '%ERR-%'"
         ).scalar_one()
     if n_chunks != size:
         raise SystemExit(f"{data_dir} holds {n_chunks} chunks, expected {size}: remove it")

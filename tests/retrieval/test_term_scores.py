@@ -286,6 +286,19 @@ def test_stored_postings_rank_as_fts5_bm25(stored: Database) -> None:
         cache.close()
 
 
+def test_an_unreadable_entry_leaves_the_term_to_fts5(
+    stored: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    with stored.write() as conn:  # an entry of another layout (an older Quire's)
+        conn.exec_driver_sql("UPDATE term_postings SET body = zeroblob(36) WHERE term = 'alpha'")
+    cache = TermScores()
+    try:
+        check_all(stored, cache)
+        assert "unreadable" in caplog.text
+    finally:
+        cache.close()
+
+
 def test_stored_postings_follow_inserts_and_deletes_and_updates_empty_them(
     stored: Database,
 ) -> None:
@@ -445,3 +458,27 @@ def test_status_says_whether_they_are_read(corpus: Database) -> None:
     with corpus.read() as conn:
         ok, detail = term_postings.status(conn, MIN_DF)
     assert not ok and detail.endswith("read at 360 chunks, 400 now: due again")
+
+
+@pytest.mark.parametrize(
+    ("ids", "tf_text", "tf_heading", "length"),
+    [
+        ([3, 7, 8, 1_000_000], [1, 2, 1, 1], [0, 0, 0, 0], [250, 310, 17, 298]),
+        ([1, 70_000, 70_001], [300, 70_000, 1], [1, 0, 2], [70_000, 5, 4_000_000]),  # wide
+        ([], [], [], []),
+    ],
+)
+def test_postings_round_trip_in_their_narrowest_widths(
+    ids: list[int], tf_text: list[int], tf_heading: list[int], length: list[int]
+) -> None:
+    body = term_postings._encode(np.array(ids, dtype=np.int64), tf_text, tf_heading, length)
+    entry = term_postings._decode(9, body)
+    assert entry.upto == 9
+    assert entry.ids.tolist() == ids
+    assert entry.tf_text.tolist() == tf_text and entry.tf_heading.tolist() == tf_heading
+    assert entry.length.tolist() == length
+    if ids == [3, 7, 8, 1_000_000]:
+        # Gaps 3, 4, 1, 999,992 need 4 bytes; counts 1, the heading nothing, lengths 2.
+        assert len(body) == term_postings._HEADER.size + 4 * (4 + 1 + 0 + 2)
+    with pytest.raises(ValueError, match="format"):
+        term_postings._decode(9, b"\x07" + body[1:])

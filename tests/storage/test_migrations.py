@@ -43,6 +43,7 @@ def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
     # It indexes the view that reads the bigram columns where set (migration 0003).
     assert "content='page_chunks_lex'" in main["page_chunks_fts"]
     assert "trigram" in main["page_chunks_tri"]
+    assert "detail=none" in main["page_chunks_tri"]  # no positions (migration 0010)
     for trigger in ("page_chunks_ai", "page_chunks_ad", "page_chunks_au"):
         assert trigger in main
     assert "AUTOINCREMENT" in main["page_chunks"].upper()
@@ -108,10 +109,12 @@ def test_fts_indexes_follow_the_chunks_through_triggers(db: Database) -> None:
             ]
 
     assert hits("run") == [1]  # porter stemming: running -> run
-    assert hits('"R-404"', "page_chunks_tri") == [1]  # trigram: exact substring
+    # Trigram, without positions (0010): every trigram of the substring, then the text.
+    assert hits('"r-4" AND "-40" AND "404"', "page_chunks_tri") == [1]
     with db.write() as conn:
         conn.exec_driver_sql("UPDATE page_chunks SET text = 'calm cats slept' WHERE id = 1")
     assert hits("run") == []
+    assert hits('"r-4"', "page_chunks_tri") == []
     assert hits("cat") == [1]
     with db.write() as conn:
         conn.exec_driver_sql("DELETE FROM page_chunks WHERE id = 1")

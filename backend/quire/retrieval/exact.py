@@ -1,5 +1,14 @@
 """The exact leg: hard keywords (IDs, error codes, identifiers) as substrings, through the
-trigram FTS5 index. It plays the role ripgrep plays in the seed design."""
+trigram FTS5 index. It plays the role ripgrep plays in the seed design.
+
+The trigram index keeps no positions (``detail=none``, migration 0010: a fifth of the size
+with them), so FTS5 can neither match a keyword as a phrase nor rank it. It finds the rows
+holding every trigram of the keyword; their text is then searched for the keyword itself
+(case-folded, overlapping occurrences counted, as FTS5 counts a phrase's instances) and the
+rows that hold it are scored with FTS5's bm25() formula on those counts, the row lengths FTS5
+keeps (``_docsize``) and its row count: the scores, and the ranking, that bm25() gave over the
+positional index (tests/retrieval/test_exact.py compares them).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +17,24 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
+from quire.storage import term_postings
 
 MIN_CHARS = 3  # the trigram tokenizer cannot match shorter strings
+MAX_KEYWORDS = 8
+#: Trigrams of one keyword ANDed to find its candidate rows (a long keyword's, spread over it:
+#: the text check makes any subset exact).
+MAX_TRIGRAMS = 24
+#: Candidate rows read per keyword. A keyword in more rows than this is no identifier (at 1M
+#: chunks, one in 2%); its document frequency is then FTS5's count of the candidates (every
+#: trigram present), and only the first rows found are ranked.
+MAX_CANDIDATES = 20_000
+_TABLE = "page_chunks_tri"
+_CANDIDATES_SQL = text(
+    "SELECT c.id, c.document_id, c.text, s.sz FROM page_chunks_tri t "
+    "JOIN page_chunks c ON c.id = t.rowid JOIN page_chunks_tri_docsize s ON s.id = t.rowid "
+    "WHERE page_chunks_tri MATCH :q LIMIT :cap"
+)
+_COUNT_SQL = text("SELECT count(*) FROM page_chunks_tri WHERE page_chunks_tri MATCH :q")
 
 
 def exact(
@@ -19,19 +44,57 @@ def exact(
     usable = [k for k in dict.fromkeys(k.strip() for k in keywords) if len(k) >= MIN_CHARS]
     if not usable:
         return []
-    where, params = flt.sql("c", "d")
+    stats = term_postings.averages(conn, _TABLE)
+    if not stats.rows:
+        return []
+    allowed = flt.allowed_documents(conn)
     hits: dict[int, list[float]] = {}
-    for kw in usable[:8]:
-        quoted = '"' + kw.replace('"', '""') + '"'
-        rows = conn.execute(
-            text(
-                "SELECT t.rowid, bm25(page_chunks_tri) AS s FROM page_chunks_tri t "
-                "JOIN page_chunks c ON c.id = t.rowid JOIN documents d ON d.id = c.document_id "
-                f"WHERE page_chunks_tri MATCH :q AND {where} ORDER BY s LIMIT :n"
-            ),
-            {"q": quoted, "n": limit, **params},
-        ).all()
-        for cid, score in rows:
-            hits.setdefault(int(cid), []).append(-float(score))
+    for kw in usable[:MAX_KEYWORDS]:
+        for cid, score in _keyword(conn, kw, stats, allowed)[:limit]:
+            hits.setdefault(cid, []).append(score)
     ranked = sorted(hits.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1])))
     return [(cid, float(len(s)) + sum(s) / 1000) for cid, s in ranked[:limit]]
+
+
+def _keyword(
+    conn: Connection, keyword: str, stats: term_postings.Averages, allowed: set[int]
+) -> list[tuple[int, float]]:
+    """The visible chunks holding ``keyword``, with bm25() of it as a phrase, best first."""
+    needle = keyword.lower()
+    query = match_expression(needle)
+    rows = conn.execute(_CANDIDATES_SQL, {"q": query, "cap": MAX_CANDIDATES}).all()
+    found = [
+        (int(cid), int(doc), tf, sum(term_postings.varints(sz)))
+        for cid, doc, body, sz in rows
+        if (tf := occurrences(body.lower(), needle))
+    ]
+    df = len(found)
+    if len(rows) >= MAX_CANDIDATES:
+        df = max(df, int(conn.execute(_COUNT_SQL, {"q": query}).scalar_one()))
+    idf = term_postings.idf(stats.rows, df)
+    scored = [
+        (cid, float(term_postings.bm25(float(tf), float(length), idf, stats.avgdl)))
+        for cid, doc, tf, length in found
+        if doc in allowed
+    ]
+    scored.sort(key=lambda h: (-h[1], h[0]))
+    return scored
+
+
+def match_expression(needle: str) -> str:
+    """The FTS5 query of the rows holding every trigram of ``needle`` (at most MAX_TRIGRAMS,
+    spread over it), each quoted: no user text is read as query syntax."""
+    grams = list(dict.fromkeys(needle[i : i + 3] for i in range(len(needle) - 2)))
+    if len(grams) > MAX_TRIGRAMS:
+        step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
+        grams = [grams[round(i * step)] for i in range(MAX_TRIGRAMS)]
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+def occurrences(haystack: str, needle: str) -> int:
+    """How often ``needle`` occurs in ``haystack``, overlapping occurrences included."""
+    n, i = 0, haystack.find(needle)
+    while i >= 0:
+        n += 1
+        i = haystack.find(needle, i + 1)
+    return n

@@ -27,6 +27,7 @@ import json
 import logging
 import math
 import re
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -45,7 +46,6 @@ log = logging.getLogger(__name__)
 # FTS5's bm25() constants (fts5_aux.c).
 K1, B = 1.2, 0.75
 _FTS = "page_chunks_fts"
-_AVERAGES_SQL = text(f"SELECT block FROM {_FTS}_data WHERE id = 1")
 # FTS5's own view of its index: per stem the rows holding it, and every instance.
 _VOCABS = tuple(
     f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_postings_{kind} USING fts5vocab("
@@ -63,14 +63,13 @@ _STATE_KEY = "state"  # what the entries were read at
 _CLAIM_KEY = "claim"  # the worker reading them now
 #: A claim older than this is taken over (its worker died mid-read).
 CLAIM_S = 600.0
-# One entry's layout: chunk ids (uint32), text count, heading count (uint16), chunk length
-# in tokens (uint32): 12 bytes a posting.
-_LAYOUT = (
-    ("ids", np.uint32),
-    ("tf_text", np.uint16),
-    ("tf_heading", np.uint16),
-    ("length", np.uint32),
-)
+# One entry's layout: a header (format, the width of each array, the posting count), then the
+# gaps between chunk ids, the text and heading counts and the chunk lengths in tokens, each
+# array in the narrowest unsigned integer that holds its largest value (width 0: all zero,
+# nothing stored). A frequent term's postings take ~5 bytes each (12 with fixed widths).
+_FORMAT = 1
+_HEADER = struct.Struct("<BBI")
+_WIDTHS: tuple[type[np.unsignedinteger[Any]] | None, ...] = (None, np.uint8, np.uint16, np.uint32)
 #: Rows changed (added or deleted) since the last read, as a share of all rows, that make the
 #: entries due to be read again: until then the rows added since are scored by FTS5 (cheaply:
 #: only those rows) and terms that became frequent since are not in the table.
@@ -105,12 +104,20 @@ class Averages:
         return float(self.tokens) / float(self.rows) if self.rows else 0.0
 
 
-def averages(conn: Connection) -> Averages:
-    blob = conn.execute(_AVERAGES_SQL).scalar()
+def averages(conn: Connection, table: str = _FTS) -> Averages:
+    """The averages record of the FTS5 table ``table`` (page_chunks_fts or page_chunks_tri)."""
+    blob = conn.exec_driver_sql(f"SELECT block FROM {table}_data WHERE id = 1").scalar()
     if not blob:
         return Averages(0, 0)
     numbers = varints(blob)
     return Averages(numbers[0], sum(numbers[1:]))
+
+
+def bm25(f: Any, length: Any, idf_: float, avgdl: float) -> Any:
+    """fts5Bm25Function's score of one phrase (positive: higher is better), with its
+    operations in that order: ``f`` the phrase's weighted count in a row, ``length`` the row's
+    tokens (floats or arrays of them)."""
+    return idf_ * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / avgdl)))
 
 
 def idf(rows: int, df: int) -> float:
@@ -133,31 +140,44 @@ class Entry:
         """FTS5's bm25() of this term alone for the ``keep`` postings (positive: higher is
         better), with the operations in fts5Bm25Function's order."""
         f = self.tf_text[keep] * 1.0 + self.tf_heading[keep] * hw
-        d = self.length[keep]
-        return idf_ * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+        return bm25(f, self.length[keep], idf_, avgdl)
+
+
+def _width(values: npt.NDArray[Any]) -> int:
+    top = int(values.max()) if len(values) else 0
+    return 0 if top == 0 else 1 if top < 1 << 8 else 2 if top < 1 << 16 else 3
 
 
 def _encode(ids: npt.NDArray[Any], tf_text: Any, tf_heading: Any, length: Any) -> bytes:
-    parts = (ids, tf_text, tf_heading, length)
-    return b"".join(
-        np.asarray(p).astype(dtype).tobytes() for p, (_, dtype) in zip(parts, _LAYOUT, strict=True)
+    """One entry's body; ``ids`` ascending."""
+    arrays = [np.diff(np.asarray(ids, dtype=np.int64), prepend=0)] + [
+        np.asarray(a, dtype=np.int64) for a in (tf_text, tf_heading, length)
+    ]
+    widths = [_width(a) for a in arrays]
+    head = _HEADER.pack(_FORMAT, sum(w << (2 * i) for i, w in enumerate(widths)), len(ids))
+    return head + b"".join(
+        a.astype(dtype).tobytes()
+        for a, w in zip(arrays, widths, strict=True)
+        if (dtype := _WIDTHS[w]) is not None
     )
 
 
-_POSTING_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in _LAYOUT)
-
-
 def _decode(upto: int, body: bytes) -> Entry:
-    n = len(body) // _POSTING_BYTES
-    arrays, offset = [], 0
-    for _, dtype in _LAYOUT:
-        size = np.dtype(dtype).itemsize * n
-        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset))
-        offset += size
-    ids, tf_text, tf_heading, length = arrays
+    fmt, codes, n = _HEADER.unpack_from(body)
+    if fmt != _FORMAT:
+        raise ValueError(f"term postings of format {fmt}, not {_FORMAT}")
+    arrays, offset = [], _HEADER.size
+    for i in range(4):
+        dtype = _WIDTHS[(codes >> (2 * i)) & 3]
+        if dtype is None:
+            arrays.append(np.zeros(n, dtype=np.int64))
+            continue
+        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset).astype(np.int64))
+        offset += np.dtype(dtype).itemsize * n
+    gaps, tf_text, tf_heading, length = arrays
     return Entry(
         upto,
-        ids.astype(np.int64),
+        np.cumsum(gaps),
         tf_text.astype(np.float64),
         tf_heading.astype(np.float64),
         length.astype(np.float64),
@@ -168,7 +188,14 @@ def load(conn: Connection, stem: str) -> Entry | None:
     row = conn.execute(
         text("SELECT upto, body FROM term_postings WHERE term = :t"), {"t": stem}
     ).one_or_none()
-    return None if row is None else _decode(int(row[0]), bytes(row[1]))
+    if row is None:
+        return None
+    try:
+        return _decode(int(row[0]), bytes(row[1]))
+    except (ValueError, struct.error):
+        # Not an entry this code wrote: FTS5 ranks the term until the worker reads it again.
+        log.warning("term postings of %r unreadable: ranked by FTS5", stem, exc_info=True)
+        return None
 
 
 class Tokenizer:
@@ -364,12 +391,7 @@ def _read(
             pending.append(
                 (
                     stem,
-                    _encode(
-                        chunk_ids,
-                        np.minimum(tf_text, 65535),
-                        np.minimum(tf_heading, 65535),
-                        length,
-                    ),
+                    _encode(chunk_ids, tf_text, tf_heading, length),
                 )
             )
             size += len(chunk_ids)
