@@ -47,7 +47,7 @@ def _oracle(db: Database, keyword: str, docs: set[int] | None = None) -> list[tu
 def _leg(db: Database, keyword: str, flt: Filter) -> list[tuple[int, float]]:
     with db.read() as conn:
         stats = term_postings.averages(conn, "page_chunks_tri")
-        return exact._keyword(conn, keyword, stats, flt.allowed_documents(conn))
+        return exact._keyword(conn, keyword, stats, flt)
 
 
 def _same(got: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:

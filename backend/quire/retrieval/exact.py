@@ -29,10 +29,12 @@ MAX_TRIGRAMS = 24
 #: trigram present), and only the first rows found are ranked.
 MAX_CANDIDATES = 20_000
 _TABLE = "page_chunks_tri"
-_CANDIDATES_SQL = text(
-    "SELECT c.id, c.document_id, c.text, s.sz FROM page_chunks_tri t "
-    "JOIN page_chunks c ON c.id = t.rowid JOIN page_chunks_tri_docsize s ON s.id = t.rowid "
-    "WHERE page_chunks_tri MATCH :q LIMIT :cap"
+# Every candidate, with whether the filter lets it through: the document frequency is the
+# whole table's, as bm25() counts it.
+_CANDIDATES_SQL = (
+    "SELECT c.id, ({where}) AS ok, c.text, s.sz FROM page_chunks_tri t "
+    "JOIN page_chunks c ON c.id = t.rowid JOIN documents d ON d.id = c.document_id "
+    "JOIN page_chunks_tri_docsize s ON s.id = t.rowid WHERE page_chunks_tri MATCH :q LIMIT :cap"
 )
 _COUNT_SQL = text("SELECT count(*) FROM page_chunks_tri WHERE page_chunks_tri MATCH :q")
 
@@ -47,25 +49,29 @@ def exact(
     stats = term_postings.averages(conn, _TABLE)
     if not stats.rows:
         return []
-    allowed = flt.allowed_documents(conn)
     hits: dict[int, list[float]] = {}
     for kw in usable[:MAX_KEYWORDS]:
-        for cid, score in _keyword(conn, kw, stats, allowed)[:limit]:
+        for cid, score in _keyword(conn, kw, stats, flt)[:limit]:
             hits.setdefault(cid, []).append(score)
     ranked = sorted(hits.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1])))
     return [(cid, float(len(s)) + sum(s) / 1000) for cid, s in ranked[:limit]]
 
 
 def _keyword(
-    conn: Connection, keyword: str, stats: term_postings.Averages, allowed: set[int]
+    conn: Connection, keyword: str, stats: term_postings.Averages, flt: Filter
 ) -> list[tuple[int, float]]:
-    """The visible chunks holding ``keyword``, with bm25() of it as a phrase, best first."""
+    """The chunks ``flt`` lets through holding ``keyword``, with bm25() of it as a phrase,
+    best first."""
     needle = keyword.lower()
     query = match_expression(needle)
-    rows = conn.execute(_CANDIDATES_SQL, {"q": query, "cap": MAX_CANDIDATES}).all()
+    where, params = flt.sql("c", "d")
+    rows = conn.execute(
+        text(_CANDIDATES_SQL.format(where=where)),
+        {"q": query, "cap": MAX_CANDIDATES, **params},
+    ).all()
     found = [
-        (int(cid), int(doc), tf, sum(term_postings.varints(sz)))
-        for cid, doc, body, sz in rows
+        (int(cid), bool(ok), tf, sum(term_postings.varints(sz)))
+        for cid, ok, body, sz in rows
         if (tf := occurrences(body.lower(), needle))
     ]
     df = len(found)
@@ -74,8 +80,8 @@ def _keyword(
     idf = term_postings.idf(stats.rows, df)
     scored = [
         (cid, float(term_postings.bm25(float(tf), float(length), idf, stats.avgdl)))
-        for cid, doc, tf, length in found
-        if doc in allowed
+        for cid, ok, tf, length in found
+        if ok
     ]
     scored.sort(key=lambda h: (-h[1], h[0]))
     return scored
