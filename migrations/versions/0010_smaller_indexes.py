@@ -1,5 +1,5 @@
 """Smaller indexes: the trigram index without positions (``detail=none``, about a fifth of its
-size) and the frequent terms' postings in narrower integers (~5 bytes a posting, not 12).
+size) and the frequent terms' postings in narrower integers (~3.3 bytes a posting, not 12).
 
 The exact leg (quire/retrieval/exact.py) no longer asks FTS5 for phrase matches or their
 bm25(): it finds the rows holding every trigram of a keyword, checks their text and scores the
