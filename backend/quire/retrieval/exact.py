@@ -74,9 +74,9 @@ def _keyword(
         for cid, ok, body, sz in rows
         if (tf := occurrences(body.lower(), needle))
     ]
-    df = len(found)
-    if len(rows) >= MAX_CANDIDATES:
-        df = max(df, int(conn.execute(_COUNT_SQL, {"q": query}).scalar_one()))
+    # Beyond the cap, FTS5's count of the candidates (never fewer than hold the keyword).
+    capped = len(rows) >= MAX_CANDIDATES
+    df = int(conn.execute(_COUNT_SQL, {"q": query}).scalar_one()) if capped else len(found)
     idf = term_postings.idf(stats.rows, df)
     scored = [
         (cid, float(term_postings.bm25(float(tf), float(length), idf, stats.avgdl)))

@@ -92,10 +92,8 @@ def query_words(run: str, japanese: bool) -> list[str]:
     hiragana mostly its particles and endings, left out; a lone kanji takes the hiragana after
     it ("書き") or the character before, since the index holds nothing shorter than a bigram.
     Other runs (Chinese, Thai) give their bigrams."""
-    return _japanese_words(run) if japanese and len(run) >= 3 else bigrams(run)
-
-
-def _japanese_words(run: str) -> list[str]:
+    if not japanese or len(run) < 3:
+        return bigrams(run)
     groups: list[str] = []
     for char in run:
         if groups and _class(groups[-1][-1]) == _class(char):

@@ -168,21 +168,17 @@ def _decode(upto: int, body: bytes) -> Entry:
     if fmt != _FORMAT:
         raise ValueError(f"term postings of format {fmt}, not {_FORMAT}")
     arrays, offset = [], _HEADER.size
-    for i in range(4):
+    # Each array straight into the type Entry holds: the id gaps summed as int64, the rest
+    # as the float64 the scores are computed in.
+    for i, target in enumerate((np.int64, np.float64, np.float64, np.float64)):
         dtype = _WIDTHS[(codes >> (2 * i)) & 3]
         if dtype is None:
-            arrays.append(np.zeros(n, dtype=np.int64))
+            arrays.append(np.zeros(n, dtype=target))
             continue
-        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset).astype(np.int64))
+        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset).astype(target))
         offset += np.dtype(dtype).itemsize * n
     gaps, tf_text, tf_heading, length = arrays
-    return Entry(
-        upto,
-        np.cumsum(gaps),
-        tf_text.astype(np.float64),
-        tf_heading.astype(np.float64),
-        length.astype(np.float64),
-    )
+    return Entry(upto, np.cumsum(gaps), tf_text, tf_heading, length)
 
 
 def load(conn: Connection, stem: str) -> Entry | None:
