@@ -115,7 +115,7 @@ def test_kill_9_during_ocr_resumes_and_reads_both_pages(tmp_path: Path) -> None:
         worker.wait(timeout=30)
     assert _job(db, 1).status == "done", _job(db, 1).error
     with db.read() as conn:
-        pages = conn.exec_driver_sql("SELECT page, source, length(text) FROM pages").all()
+        pages = conn.exec_driver_sql("SELECT page, source, char_count FROM pages").all()
     assert [(p[0], p[1]) for p in pages] == [(1, "ocr"), (2, "ocr")]
     assert all(p[2] > 100 for p in pages)
     counts = integrity(db)

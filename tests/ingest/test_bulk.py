@@ -11,7 +11,7 @@ from quire.config import Settings
 from quire.ingest.bulk import Record, ingest_records
 from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
-from quire.storage import vectors
+from quire.storage import chunks, vectors
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
 
@@ -81,14 +81,15 @@ def test_records_become_ready_documents_with_chunks_fts_and_vectors(
         doc = conn.execute(
             text(
                 "SELECT d.id, d.kind, d.title, d.source_key, d.stored_path, d.metadata, "
-                "p.heading_path, p.text FROM documents d JOIN pages p ON p.document_id = d.id "
+                "p.heading_path, p.page FROM documents d JOIN pages p ON p.document_id = d.id "
                 "WHERE d.source_key = 'doc-3'"
             )
         ).one()
         # The title is the heading and opens the page text; every marker is findable by BM25.
         assert doc.kind == "text" and doc.title == doc.heading_path == "Title number 3"
-        assert doc.text.startswith("Title number 3\n\nBody of record 3")
-        assert Path(doc.stored_path).read_text(encoding="utf-8") == doc.text
+        whole = chunks.page_texts(conn, [(doc.id, doc.page)])[(doc.id, doc.page)]
+        assert whole.startswith("Title number 3\n\nBody of record 3")
+        assert Path(doc.stored_path).read_text(encoding="utf-8") == whole
         assert '"corpus_id": "3"' in doc.metadata
         hits = lexical.bm25(conn, "zq3x", limit=5, flt=Filter())
         owners = {
@@ -157,9 +158,11 @@ def test_a_key_repeated_in_one_import_keeps_its_last_text(db: Database, settings
     assert (stats.added, stats.updated, stats.skipped) == (1, 1, 1)
     with db.read() as conn:
         rows = conn.exec_driver_sql(
-            "SELECT p.text, d.status FROM pages p JOIN documents d ON d.id = p.document_id"
+            "SELECT p.document_id, p.page, d.status FROM pages p "
+            "JOIN documents d ON d.id = p.document_id"
         ).all()
-    assert [tuple(r) for r in rows] == [("T\n\nSecond text.", "ready")]
+        texts = chunks.page_texts(conn, [(r[0], r[1]) for r in rows])
+    assert [(texts[(r[0], r[1])], r[2]) for r in rows] == [("T\n\nSecond text.", "ready")]
 
 
 def test_duplicates_empty_records_and_interrupted_runs(db: Database, settings: Settings) -> None:

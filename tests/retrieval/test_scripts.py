@@ -11,6 +11,7 @@ from quire.config import Settings
 from quire.retrieval import lexical
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.search import Searcher
+from quire.storage import chunks
 from quire.storage.db import Database
 from tests.conftest import DOCS
 from tests.retrieval.conftest import doc_id, ingest_library
@@ -29,11 +30,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings
 
 def _page_text(db: Database, document: int, page: int) -> str:
     with db.read() as conn:
-        return str(
-            conn.exec_driver_sql(
-                "SELECT text FROM pages WHERE document_id = ? AND page = ?", (document, page)
-            ).scalar_one()
-        )
+        return chunks.page_texts(conn, [(document, page)])[(document, page)]
 
 
 BM25 = SearchOptions(legs=("bm25",), limit=10)

@@ -16,7 +16,7 @@ from quire.config import Settings
 from quire.ingest.folder import REMOVED, FolderMissing, FolderSync
 from quire.ingest.worker import Worker
 from quire.retrieval.filters import Filter
-from quire.storage import documents, source_runs
+from quire.storage import chunks, documents, source_runs
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
 from tests.watch.conftest import library, matches, settle, visible, watching
@@ -248,10 +248,7 @@ def test_an_obsidian_note_keeps_front_matter_wikilinks_and_headings(
     doc_id = library(db, vault)["Reading.md"]["id"]
     with db.read() as conn:
         doc = documents.get_document(conn, doc_id)
-        pages = conn.execute(
-            text("SELECT heading_path, text FROM pages WHERE document_id = :d ORDER BY page"),
-            {"d": doc_id},
-        ).all()
+        pages = [chunks.get_page(conn, doc_id, p["page"]) for p in chunks.list_pages(conn, doc_id)]
     assert doc["title"] == "Reading list"
     assert doc["metadata"]["front_matter"]["tags"] == "research, ml"
     assert doc["metadata"]["origin"] == {
@@ -261,9 +258,9 @@ def test_an_obsidian_note_keeps_front_matter_wikilinks_and_headings(
         "size": (vault / "Reading.md").stat().st_size,
         "mtime_ns": (vault / "Reading.md").stat().st_mtime_ns,
     }
-    assert [p.heading_path for p in pages] == ["Papers", "Papers > Follow-ups"]
-    assert "[[Attention Is All You Need|the transformer]]" in pages[0].text
-    assert "[[RoBERTa]]" in pages[1].text
+    assert [p and p["heading_path"] for p in pages] == ["Papers", "Papers > Follow-ups"]
+    assert "[[Attention Is All You Need|the transformer]]" in str(pages[0] and pages[0]["text"])
+    assert "[[RoBERTa]]" in str(pages[1] and pages[1]["text"])
 
 
 def test_passes_and_a_missing_folder_are_listed_for_the_settings_page(

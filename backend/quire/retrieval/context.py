@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
+
+from quire.storage import chunks
 
 
 def adjacent_pages(
@@ -17,15 +19,7 @@ def adjacent_pages(
     wanted = {(d, p + off) for d, p in winners for off in range(-radius, radius + 1)}
     if not wanted:
         return out
-    rows = conn.execute(
-        text(
-            "SELECT document_id, page, text FROM pages WHERE (document_id, page) IN "
-            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') "
-            "FROM json_each(:pairs))"
-        ),
-        {"pairs": "[" + ",".join(f"[{d},{p}]" for d, p in sorted(wanted)) + "]"},
-    ).all()
-    texts = {(int(r[0]), int(r[1])): str(r[2]) for r in rows}
+    texts = chunks.page_texts(conn, sorted(wanted))
     for d, p in winners:
         pages = [q for q in range(p - radius, p + radius + 1) if (d, q) in texts]
         out[(d, p)] = {

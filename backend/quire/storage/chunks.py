@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, text, update
+from sqlalchemy import Connection, delete, insert, select, text, update
 
-from quire.storage import vectors
+from quire.storage import page_text, vectors
 from quire.storage.db import json_ids
 from quire.storage.records import TURN_KINDS, VISIBLE_SQL, Chunk, Kind, Page, printed_label
 from quire.storage.schema import page_chunks, pages
@@ -61,22 +61,34 @@ def replace(
     vectors. Call inside one write transaction.
     """
     conn.execute(delete(pages).where(pages.c.document_id == document_id))
-    if new_pages:
-        conn.execute(
-            insert(pages),
-            [
-                {
-                    "document_id": document_id,
-                    "page": p.number,
-                    "heading_path": p.heading_path,
-                    "text": p.text,
-                    "source": p.source,
-                    "meta": p.meta,
-                    "label": p.label,
-                }
-                for p in new_pages
-            ],
+    # Each chunk's start in its page; the page row keeps only what no chunk covers.
+    by_page: dict[int, list[int]] = defaultdict(list)
+    for i, chunk in enumerate(new_chunks):
+        by_page[chunk.page].append(i)
+    starts: list[int | None] = [None] * len(new_chunks)
+    page_rows = []
+    for p in new_pages:
+        mine = by_page.get(p.number, [])
+        spans = []
+        found = page_text.locate(p.text, [new_chunks[i].text for i in mine])
+        for i, at in zip(mine, found, strict=True):
+            starts[i] = at
+            if at is not None:
+                spans.append((at, new_chunks[i].text))
+        page_rows.append(
+            {
+                "document_id": document_id,
+                "page": p.number,
+                "heading_path": p.heading_path,
+                "rest": page_text.rest(p.text, spans),
+                "char_count": len(p.text),
+                "source": p.source,
+                "meta": p.meta,
+                "label": p.label,
+            }
         )
+    if page_rows:
+        conn.execute(insert(pages), page_rows)
 
     existing: dict[str, list[Any]] = defaultdict(list)
     for row in conn.execute(
@@ -87,6 +99,7 @@ def replace(
             page_chunks.c.ordinal,
             page_chunks.c.heading_path,
             page_chunks.c.source,
+            page_chunks.c.start,
         )
         .where(page_chunks.c.document_id == document_id)
         .order_by(page_chunks.c.id)
@@ -95,16 +108,17 @@ def replace(
 
     stats = ReplaceStats()
     to_insert: list[dict[str, Any]] = []
-    for chunk in new_chunks:
+    for chunk, start in zip(new_chunks, starts, strict=True):
         same = existing.get(chunk.content_hash)
         if same:
             row = same.pop(0)
             stats.kept += 1
-            if (row.page, row.ordinal, row.heading_path, row.source) != (
+            if (row.page, row.ordinal, row.heading_path, row.source, row.start) != (
                 chunk.page,
                 chunk.ordinal,
                 chunk.heading_path,
                 chunk.source,
+                start,
             ):
                 conn.execute(
                     update(page_chunks)
@@ -115,6 +129,7 @@ def replace(
                         heading_path=chunk.heading_path,
                         fts_heading=segment(chunk.heading_path),
                         source=chunk.source,
+                        start=start,
                     )
                 )
             continue
@@ -130,6 +145,7 @@ def replace(
                 "source": chunk.source,
                 "fts_text": segment(chunk.text),
                 "fts_heading": segment(chunk.heading_path),
+                "start": start,
             }
         )
 
@@ -173,14 +189,15 @@ def get_page(conn: Connection, document_id: int, number: int) -> dict[str, Any] 
     if row is None:
         return None
     chunk_rows = conn.execute(
-        select(page_chunks.c.id, page_chunks.c.ordinal, page_chunks.c.text)
+        select(page_chunks.c.id, page_chunks.c.ordinal, page_chunks.c.text, page_chunks.c.start)
         .where(page_chunks.c.document_id == document_id, page_chunks.c.page == number)
         .order_by(page_chunks.c.ordinal)
     ).all()
+    spans = [(c.start, c.text) for c in chunk_rows if c.start is not None]
     return {
         "page": row.page,
         "heading_path": row.heading_path,
-        "text": row.text,
+        "text": page_text.stitch(row.rest, spans),
         "source": row.source,
         "metadata": row.meta,
         "page_label": printed_label(row.page, row.label),
@@ -196,7 +213,7 @@ def list_pages(conn: Connection, document_id: int) -> list[dict[str, Any]]:
             pages.c.heading_path,
             pages.c.source,
             pages.c.label,
-            func.length(pages.c.text).label("chars"),
+            pages.c.char_count.label("chars"),
         )
         .where(pages.c.document_id == document_id)
         .order_by(pages.c.page)
@@ -224,17 +241,38 @@ def texts(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
 
 def page_texts(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], str]:
     """The whole text of each (document id, page) that exists."""
-    if not keys:
+    return {key: whole for key, (whole, _) in _whole_pages(conn, keys).items()}
+
+
+def _whole_pages(
+    conn: Connection, keys: Iterable[tuple[int, int]]
+) -> dict[tuple[int, int], tuple[str, dict[str, Any]]]:
+    """Each (document id, page) that exists: its whole text (page_text.stitch) and metadata."""
+    pairs = json.dumps([list(k) for k in sorted(set(keys))])
+    if pairs == "[]":
         return {}
-    rows = conn.execute(
+    wanted = (
+        "(document_id, page) IN (SELECT json_extract(value, '$[0]'), "
+        "json_extract(value, '$[1]') FROM json_each(:pairs))"
+    )
+    spans: dict[tuple[int, int], list[page_text.Span]] = defaultdict(list)
+    for r in conn.execute(
         text(
-            "SELECT document_id, page, text FROM pages WHERE (document_id, page) IN "
-            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') "
-            "FROM json_each(:pairs))"
+            f"SELECT document_id, page, start, text FROM page_chunks WHERE {wanted} "
+            "AND start IS NOT NULL"
         ),
-        {"pairs": json.dumps([list(k) for k in dict.fromkeys(keys)])},
-    ).all()
-    return {(int(r[0]), int(r[1])): str(r[2]) for r in rows}
+        {"pairs": pairs},
+    ):
+        spans[(int(r[0]), int(r[1]))].append((int(r[2]), str(r[3])))
+    out = {}
+    for r in conn.execute(
+        text(f"SELECT document_id, page, rest, metadata FROM pages WHERE {wanted}"),
+        {"pairs": pairs},
+    ):
+        key = (int(r[0]), int(r[1]))
+        meta = r[3] if isinstance(r[3], dict) else _json_object(r[3])
+        out[key] = (page_text.stitch(str(r[2]), spans.get(key, [])), meta)
+    return out
 
 
 def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
@@ -277,18 +315,7 @@ def _with_web_sources(conn: Connection, views: dict[int, ChunkView]) -> dict[int
     keys = {(v.document_id, v.page) for v in views.values() if v.kind in TURN_KINDS}
     if not keys:
         return views
-    rows = conn.execute(
-        text(
-            "SELECT document_id, page, text, metadata FROM pages WHERE (document_id, page) IN "
-            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') "
-            "FROM json_each(:pairs))"
-        ),
-        {"pairs": json.dumps([list(k) for k in sorted(keys)])},
-    ).all()
-    turns = {
-        (int(r[0]), int(r[1])): (str(r[2]), r[3] if isinstance(r[3], dict) else _json_object(r[3]))
-        for r in rows
-    }
+    turns = _whole_pages(conn, keys)
     out = dict(views)
     for cid, v in views.items():
         turn = turns.get((v.document_id, v.page))

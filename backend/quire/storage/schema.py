@@ -92,11 +92,14 @@ pages = Table(
     Column("document_id", Integer, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False),
     Column("page", Integer, nullable=False),
     Column("heading_path", Text, nullable=False, server_default=""),
-    Column("text", Text, nullable=False),
     Column("source", Text, nullable=False),
     Column("metadata", JSON, key="meta", nullable=False, server_default="{}"),
     #: The printed page label (PDF /PageLabels: "xii", "166", "A-3"); NULL when there is none.
     Column("label", Text, nullable=True),
+    # The page's text is stored once (storage/page_text.py): its chunks hold most of it, this
+    # row the characters no chunk covers; char_count is the whole text's length. Migration 0011.
+    Column("rest", Text, nullable=False, server_default=""),
+    Column("char_count", Integer, nullable=False, server_default="0"),
     UniqueConstraint("document_id", "page", name="uq_pages_document_page"),
 )
 
@@ -116,6 +119,9 @@ page_chunks = Table(
     # Thai: cut into bigrams by storage/segment.py); NULL otherwise. Migration 0003.
     Column("fts_text", Text, nullable=True),
     Column("fts_heading", Text, nullable=True),
+    # Where the text starts in its page's text (storage/page_text.py); NULL if it is not there.
+    # Migration 0011.
+    Column("start", Integer, nullable=True),
     # AUTOINCREMENT: a chunk id is never reused, so a vector row can never be attached to
     # the wrong chunk after a crash left it behind.
     sqlite_autoincrement=True,
