@@ -304,7 +304,6 @@ def table_sizes(db: Any) -> dict[str, float]:
                 "pages",
                 "sqlite_autoindex_pages_1",
                 "ix_page_chunks_doc_page",
-                "ix_page_chunks_hash",
             ),
             (),
         ),

@@ -129,7 +129,6 @@ page_chunks = Table(
 Index(
     "ix_page_chunks_doc_page", page_chunks.c.document_id, page_chunks.c.page, page_chunks.c.ordinal
 )
-Index("ix_page_chunks_hash", page_chunks.c.content_hash)
 
 ingest_jobs = Table(
     "ingest_jobs",
