@@ -6,6 +6,9 @@
 Starts nginx, `quire serve` and `quire worker` on 127.0.0.1 as `make run` does (free ports, a
 temporary data directory, an API token), ingests the shared documents, then measures:
 - **idle**: one client, search only, nothing else running;
+- **busy**: the same ``--clients`` clients and mix as the load phase, for ``--busy-seconds``,
+  with nothing ingesting: what the clients cost each other, so that load ÷ busy is what the
+  ingest costs the searches;
 - **load**: ``--clients`` concurrent clients (search, and ``--chat-share`` of extractive chat
   answers read to their end) while the worker ingests a generated ``--pages``-page PDF; until
   the ingest ends, or ``--duration`` seconds, or ``--max-requests`` requests.
@@ -184,7 +187,7 @@ async def idle_phase(server: Server, requests: int) -> Tally:
 
 async def load_phase(
     server: Server,
-    doc_id: int,
+    doc_id: int | None,
     *,
     clients: int,
     duration: float,
@@ -192,7 +195,8 @@ async def load_phase(
     chat_share: float,
     seed: int,
 ) -> tuple[Tally, float, dict[str, Any]]:
-    """``clients`` concurrent clients until the document is ingested (or the bounds)."""
+    """``clients`` concurrent clients until the document is ingested (or the bounds); with no
+    document, for ``duration`` seconds."""
     tally = Tally()
     stop = asyncio.Event()
     rngs = [random.Random(seed + i) for i in range(clients)]
@@ -203,9 +207,10 @@ async def load_phase(
     ]
     doc: dict[str, Any] = {}
     while time.monotonic() - t0 < duration and tally.requests < max_requests:
-        doc = await asyncio.to_thread(document, server, doc_id)
-        if doc["status"] in ("ready", "failed"):
-            break
+        if doc_id is not None:
+            doc = await asyncio.to_thread(document, server, doc_id)
+            if doc["status"] in ("ready", "failed"):
+                break
         await asyncio.sleep(0.5)
     ingest_s = time.monotonic() - t0
     stop.set()
@@ -251,6 +256,7 @@ def run(
     max_requests: int = 20_000,
     chat_share: float = 0.2,
     idle_requests: int = 40,
+    busy_seconds: float = 30,
     seed: int = 7,
     seed_files: list[Path] | None = None,
 ) -> dict[str, Any]:
@@ -259,19 +265,13 @@ def run(
         ids = [upload(server, f) for f in (SEED_FILES if seed_files is None else seed_files)]
         wait_ready(server, ids, 600)
         idle = asyncio.run(idle_phase(server, idle_requests))
+        mix = {"clients": clients, "max_requests": max_requests, "chat_share": chat_share}
+        busy, _, _ = asyncio.run(load_phase(server, None, duration=busy_seconds, seed=seed, **mix))
         big = make_big_pdf(workdir / f"big-{pages}.pdf", pages)
         t_upload = time.monotonic()
         doc_id = upload(server, big)
         tally, load_s, doc = asyncio.run(
-            load_phase(
-                server,
-                doc_id,
-                clients=clients,
-                duration=duration,
-                max_requests=max_requests,
-                chat_share=chat_share,
-                seed=seed,
-            )
+            load_phase(server, doc_id, duration=duration, seed=seed, **mix)
         )
         during_load = doc.get("status")
         # Then without load, until the PDF is in (bounded): did the ingest survive the load?
@@ -286,6 +286,8 @@ def run(
         "pages": pages,
         "chat_share": chat_share,
         "idle": summary(idle),
+        "busy": summary(busy),
+        "busy_seconds": busy_seconds,
         "load": load,
         "ingest": {
             "status": doc.get("status"),
@@ -309,7 +311,7 @@ def print_table(r: dict[str, Any]) -> None:
         f"{'phase':<8}{'requests':>9}{'errors':>8}{'locked':>8}"
         f"{'search p50/p95 ms':>20}{'chat p50/p95 ms':>18}"
     )
-    for phase in ("idle", "load"):
+    for phase in ("idle", "busy", "load"):
         s = r[phase]
         search = f"{_fmt(s['search_p50'])} / {_fmt(s['search_p95'])}"
         chat = f"{_fmt(s['chat_p50'])} / {_fmt(s['chat_p95'])}"
@@ -321,7 +323,13 @@ def print_table(r: dict[str, Any]) -> None:
         f"{i['status']} {i['seconds']} s after upload, {i['chunks']} chunks); "
         f"'{LOCKED}' in logs: {r['locked_in_logs']}, tracebacks: {r['tracebacks_in_logs']}"
     )
-    for sample in r["load"]["error_samples"]:
+    idle, busy, load = (r[k]["search_p95"] for k in ("idle", "busy", "load"))
+    if idle and busy and load:
+        print(
+            f"search p95 during the ingest: {load / idle:.1f}x idle (one client), "
+            f"{load / busy:.1f}x the same {r['clients']} clients with nothing ingesting"
+        )
+    for sample in (*r["busy"]["error_samples"], *r["load"]["error_samples"]):
         print(f"  error: {sample}")
 
 
@@ -333,6 +341,9 @@ def main() -> None:
     parser.add_argument("--max-requests", type=int, default=20_000)
     parser.add_argument("--chat-share", type=float, default=0.2)
     parser.add_argument("--idle-requests", type=int, default=40)
+    parser.add_argument(
+        "--busy-seconds", type=float, default=30, help="the same clients, nothing ingesting"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="working directory to keep (default: temporary)")
     parser.add_argument("--no-save", action="store_true", help="do not append to the results")
@@ -347,6 +358,7 @@ def main() -> None:
             max_requests=args.max_requests,
             chat_share=args.chat_share,
             idle_requests=args.idle_requests,
+            busy_seconds=args.busy_seconds,
             seed=args.seed,
         )
     print_table(results)

@@ -23,6 +23,7 @@ def test_concurrent_clients_during_ingest_get_no_errors(tmp_path: Path) -> None:
         max_requests=400,
         chat_share=0.2,
         idle_requests=5,
+        busy_seconds=4,
         seed_files=[
             DOCS / "pdf" / "dmca-summary.pdf",
             DOCS / "perplexity" / "pnw-states-multiturn.md",
@@ -30,6 +31,7 @@ def test_concurrent_clients_during_ingest_get_no_errors(tmp_path: Path) -> None:
     )
     assert r["idle"]["errors"] == 0, r["idle"]["error_samples"]
     assert r["load"]["errors"] == 0, r["load"]["error_samples"]
+    assert r["busy"]["errors"] == 0 and r["busy"]["search_n"] >= 5, r["busy"]
     assert r["load"]["locked"] == r["locked_in_logs"] == r["tracebacks_in_logs"] == 0, r
     assert r["load"]["search_n"] >= 10 and r["load"]["chat_n"] >= 1, r["load"]
     assert r["ingest"]["status"] == "ready" and r["ingest"]["chunks"] >= 12, r["ingest"]
