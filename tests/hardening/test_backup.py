@@ -147,3 +147,30 @@ def test_restore_refusals(tmp_path: Path) -> None:
     assert not (fresh / "quire.db").exists()
     r = quire(fresh, "restore", str(tmp_path))
     assert r.returncode == 1 and "not a Quire backup" in r.stderr
+
+
+def test_compact_gives_freed_space_back_and_refuses_a_library_in_use(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    big = write_long_text(tmp_path / "big.txt", paragraphs=600)
+    (tmp_path / "keep.md").write_text("# Keep\n\nThe heron waited by the weir.\n")
+    r = quire(data, "ingest", str(big), str(tmp_path / "keep.md"), "--wait")
+    assert r.returncode == 0, r.stderr
+    ids = {d["filename"]: d["id"] for d in json.loads(quire(data, "docs", "--json").stdout)}
+    assert quire(data, "rm", str(ids["big.txt"])).returncode == 0
+
+    worker = start_worker(data, tmp_path / "worker.log")
+    try:
+        wait_until(lambda: in_use(data / "quire.db"), 60, "the worker to open the database")
+        r = quire(data, "compact")
+        assert r.returncode == 1 and "open in another process" in r.stderr
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=60)
+
+    before = (data / "quire.db").stat().st_size
+    r = quire(data, "compact")
+    assert r.returncode == 0 and "compacted" in r.stdout, r.stderr
+    assert (data / "quire.db").stat().st_size < before * 0.6  # 1.2 -> 0.66 MB when written
+    assert check(data / "quire.db", data / "quire_vecs.db").ok
+    r = quire(data, "search", "heron weir", "--json")
+    assert r.returncode == 0 and "keep.md" in r.stdout, r.stderr

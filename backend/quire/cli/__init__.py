@@ -3,7 +3,7 @@
 library.py   ingest, docs, rm, worker        search.py    search
 chat.py      ask, repl                       evaluate.py  eval
 serve.py     serve                           doctor.py    doctor
-backup.py    backup, restore                 perplexity.py  perplexity login|sync|…
+backup.py    backup, restore, compact        perplexity.py  perplexity login|sync|…
 models.py    models status|pull          mcp.py       mcp
 watch.py     watch                           imports.py   import chatgpt|claude
 common.py    consoles, settings, errors, running ingest jobs with progress
@@ -14,7 +14,7 @@ from __future__ import annotations
 import click
 
 from quire import __version__
-from quire.cli.backup import backup, restore
+from quire.cli.backup import backup, compact, restore
 from quire.cli.chat import ask, repl
 from quire.cli.doctor import doctor
 from quire.cli.evaluate import evaluate
@@ -48,6 +48,7 @@ for command in (
     perplexity_group,
     backup,
     restore,
+    compact,
     mcp,
     models_group,
     watch,

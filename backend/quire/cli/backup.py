@@ -1,4 +1,5 @@
-"""``quire backup DEST`` and ``quire restore SRC``: a consistent copy of the library, and back."""
+"""``quire backup DEST`` and ``quire restore SRC``: a consistent copy of the library, and back;
+``quire compact``: the free space inside the library given back to the disk."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from quire.config import Settings
 from quire.errors import QuireError
 from quire.storage.backup import Summary
 from quire.storage.backup import backup as run_backup
+from quire.storage.backup import compact as run_compact
 from quire.storage.backup import restore as run_restore
 
 
@@ -52,3 +54,18 @@ def restore(src: Path, force: bool) -> None:
         err_console.print(f"[red]✗[/red] {exc.message}", highlight=False)
         sys.exit(1)
     _print("restored into", summary)
+
+
+@click.command()
+def compact() -> None:
+    """Give the space freed inside the library back to the disk (stop the API and workers first)."""
+    try:
+        done = run_compact(Settings())
+    except QuireError as exc:
+        err_console.print(f"[red]✗[/red] {exc.message}", highlight=False)
+        sys.exit(1)
+    console.print(
+        f"[green]✓[/green] compacted: {done.before / 1e6:.1f} MB → {done.after / 1e6:.1f} MB "
+        f"in {done.seconds:.1f} s",
+        highlight=False,
+    )

@@ -10,6 +10,10 @@ Restore refuses a data directory that a process has open, and one that holds a l
 forced; the library it replaces is moved aside, never deleted. Stored paths are rewritten for
 the new location, and the result is checked before and after it is put in place.
 
+Compact (``quire compact``) gives the space that deleted documents, re-ingests and migrations
+freed inside both files back to the disk (``VACUUM``); like restore it refuses files that
+another process has open.
+
 Layout of a backup: ``quire.db``, ``quire_vecs.db``, ``files/<sha[:2]>/<sha>.<ext>``,
 ``backup.json`` (what was copied, from where, and what was missing).
 """
@@ -189,18 +193,52 @@ def _holds_library(settings: Settings) -> bool:
     return files.exists() and any(p.is_file() for p in files.rglob("*"))
 
 
+def _not_in_use(settings: Settings, why: str) -> None:
+    for path in (settings.db_path, settings.vec_db_path):
+        if in_use(path):
+            raise Conflict(
+                f"{path} is open in another process (the API, a worker or a CLI command): "
+                f"stop them first; {why}"
+            )
+
+
+def _library_bytes(settings: Settings) -> int:
+    paths = (settings.db_path, settings.vec_db_path)
+    files = [Path(f"{p}{suffix}") for p in paths for suffix in ("", "-wal")]
+    return sum(f.stat().st_size for f in files if f.exists())
+
+
+@dataclass
+class Compacted:
+    """What ``compact`` did: the library's bytes on disk (both files and their WALs)."""
+
+    before: int
+    after: int
+    seconds: float
+
+
+def compact(settings: Settings) -> Compacted:
+    """Rewrite both database files without their free pages (``VACUUM``)."""
+    t0 = time.monotonic()
+    if not settings.db_path.exists():
+        raise NotFound(f"no library at {settings.data_dir} (no {DB_NAME})")
+    _not_in_use(settings, "VACUUM needs the files to itself")
+    before = _library_bytes(settings)
+    with connect(settings.db_path, settings.vec_db_path) as conn:
+        for schema in ("main", "vec"):
+            conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")
+            conn.execute(f"VACUUM {schema}")
+            conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")
+    return Compacted(before, _library_bytes(settings), round(time.monotonic() - t0, 1))
+
+
 def restore(settings: Settings, src: Path, *, force: bool = False) -> Summary:
     """Replace the library in ``settings.data_dir`` with the backup in ``src``."""
     t0 = time.monotonic()
     src = src.expanduser().resolve()
     data = settings.data_dir
     manifest = _read_manifest(src)
-    for path in (settings.db_path, settings.vec_db_path):
-        if in_use(path):
-            raise Conflict(
-                f"{path} is open in another process (the API, a worker or a CLI command): "
-                "stop them first; a running process would go on writing to the old files"
-            )
+    _not_in_use(settings, "a running process would go on writing to the old files")
     if _holds_library(settings) and not force:
         raise Conflict(f"{data} already holds a library; --force moves it aside and restores")
     data.mkdir(parents=True, exist_ok=True)
