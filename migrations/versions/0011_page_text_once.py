@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from quire.storage.page_text import locate, rest, stitch
+from quire.storage.page_text import split, stitch
 
 revision: str = "0011"
 down_revision: str | None = "0010"
@@ -65,13 +65,11 @@ def upgrade() -> None:
         page_updates, chunk_updates = [], []
         for pid, doc, number, page_text in page_rows:
             mine = chunks.get((int(doc), int(number)), [])
-            starts = locate(page_text, [str(c[4]) for c in mine])
-            spans = []
-            for c, at in zip(mine, starts, strict=True):
-                if at is not None:
-                    spans.append((at, str(c[4])))
-                    chunk_updates.append({"id": c[2], "s": at})
-            page_updates.append({"id": pid, "r": rest(page_text, spans), "n": len(page_text)})
+            starts, rest = split(page_text, [str(c[4]) for c in mine])
+            chunk_updates += [
+                {"id": c[2], "s": at} for c, at in zip(mine, starts, strict=True) if at is not None
+            ]
+            page_updates.append({"id": pid, "r": rest, "n": len(page_text)})
         if chunk_updates:
             conn.execute(sa.text("UPDATE page_chunks SET start = :s WHERE id = :id"), chunk_updates)
         if page_updates:

@@ -13,16 +13,15 @@ from quire.ingest.epub import extract_epub
 from quire.storage import chunks
 from quire.storage.db import Database
 from quire.storage.migrate import downgrade, upgrade
-from quire.storage.page_text import locate, rest, stitch
+from quire.storage.page_text import split, stitch
 from quire.storage.records import Chunk, Page
 
 DOCS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs"
 
 
 def _round_trip(text: str, pieces: list[str]) -> tuple[str, str]:
-    starts = locate(text, pieces)
+    starts, left = split(text, pieces)
     spans = [(s, p) for s, p in zip(starts, pieces, strict=True) if s is not None]
-    left = rest(text, spans)
     return left, stitch(left, spans)
 
 

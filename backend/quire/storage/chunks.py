@@ -69,18 +69,15 @@ def replace(
     page_rows = []
     for p in new_pages:
         mine = by_page.get(p.number, [])
-        spans = []
-        found = page_text.locate(p.text, [new_chunks[i].text for i in mine])
+        found, rest = page_text.split(p.text, [new_chunks[i].text for i in mine])
         for i, at in zip(mine, found, strict=True):
             starts[i] = at
-            if at is not None:
-                spans.append((at, new_chunks[i].text))
         page_rows.append(
             {
                 "document_id": document_id,
                 "page": p.number,
                 "heading_path": p.heading_path,
-                "rest": page_text.rest(p.text, spans),
+                "rest": rest,
                 "char_count": len(p.text),
                 "source": p.source,
                 "meta": p.meta,

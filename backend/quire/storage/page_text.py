@@ -4,7 +4,8 @@ Chunks are exact windows over their page's text (ingest/chunking.py), so storing
 text beside them kept every character twice (at 1M chunks, 1.5 GB of a 6.2 GB library). A
 page row instead keeps ``rest``: its characters that no chunk covers (the whitespace between
 chunks, a page too short to chunk), in order; ``page_chunks.start`` says where each chunk
-begins in the page. ``stitch`` puts the page back together, character for character.
+begins in the page. ``split`` finds both, ``stitch`` puts the page back together, character
+for character.
 
 A chunk whose text is not found in its page (none is, today) gets no start; its characters
 then stay in ``rest`` and the page is still whole. Migration 0011 splits existing pages with
@@ -19,19 +20,22 @@ from collections.abc import Iterable, Sequence
 Span = tuple[int, str]
 
 
-def locate(text: str, pieces: Sequence[str]) -> list[int | None]:
-    """Where each piece (a page's chunks in order) starts in ``text``, or None if it is not
-    there. Each is looked for after the previous one's start: chunks overlap, never go back."""
-    out: list[int | None] = []
+def split(text: str, pieces: Sequence[str]) -> tuple[list[int | None], str]:
+    """Where each piece (a page's chunks in order) starts in ``text`` (None if it is not
+    there), and the characters no found piece covers (what the page row keeps). Each piece is
+    looked for after the previous one's start: chunks overlap, never go back."""
+    starts: list[int | None] = []
+    spans: list[Span] = []
     after = 0
     for piece in pieces:
         at = text.find(piece, after) if piece else -1
         if at < 0:
-            out.append(None)
+            starts.append(None)
             continue
-        out.append(at)
+        starts.append(at)
+        spans.append((at, piece))
         after = at + 1
-    return out
+    return starts, "".join(text[a:b] for a, b in _walk(len(text), spans))
 
 
 def _walk(length: int, spans: Iterable[Span]) -> list[tuple[int, int]]:
@@ -47,13 +51,8 @@ def _walk(length: int, spans: Iterable[Span]) -> list[tuple[int, int]]:
     return gaps
 
 
-def rest(text: str, spans: Iterable[Span]) -> str:
-    """The characters of ``text`` outside every span, in order (what the page row keeps)."""
-    return "".join(text[a:b] for a, b in _walk(len(text), spans))
-
-
 def stitch(rest_text: str, spans: Iterable[Span]) -> str:
-    """The page's text from what its row kept and its chunks' spans (``rest``'s inverse)."""
+    """The page's text from what its row kept and its chunks' spans (``split``'s inverse)."""
     out: list[str] = []
     pos = 0
     used = 0
