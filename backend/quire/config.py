@@ -43,6 +43,12 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default=Path("./data"), description="Where the databases and files live."
     )
+    # The team library (docs/POSTGRES.md): unset, the library is SQLite under data_dir.
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="postgresql+psycopg://user:password@host/db: the library in PostgreSQL "
+        "with pgvector and pg_trgm instead of SQLite files under data_dir.",
+    )
     max_upload_mb: int = Field(default=200, ge=1, description="Largest accepted upload, in MB.")
     host: str = Field(default="127.0.0.1", description="API bind address.")
     port: int = Field(default=8000, ge=1, le=65535, description="API port.")
@@ -313,6 +319,20 @@ class Settings(BaseSettings):
     def _absolute(cls, v: Path) -> Path:
         return v.expanduser().resolve()
 
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, v: SecretStr | None) -> SecretStr | None:
+        url = v.get_secret_value().strip() if v is not None else ""
+        if not url:
+            return None
+        scheme, sep, rest = url.partition("://")
+        if not sep or scheme not in ("postgresql", "postgres", "postgresql+psycopg"):
+            raise ValueError(
+                "give a PostgreSQL URL, e.g. postgresql+psycopg://quire:secret@db:5432/quire "
+                "(unset for the SQLite library under data_dir)"
+            )
+        return SecretStr("postgresql+psycopg://" + rest)
+
     @field_validator("llm_backends")
     @classmethod
     def _backends(cls, v: str) -> str:
@@ -379,6 +399,11 @@ class Settings(BaseSettings):
                     "e.g. https://arxiv.org/pdf/"
                 )
         return ",".join(prefixes)
+
+    @property
+    def backend(self) -> Literal["sqlite", "postgresql"]:
+        """Where the library lives: SQLite files under data_dir, or PostgreSQL."""
+        return "sqlite" if self.database_url is None else "postgresql"
 
     @property
     def db_path(self) -> Path:

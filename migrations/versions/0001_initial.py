@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
+
 revision: str = "0001"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
@@ -21,6 +23,8 @@ DEFAULT_DIM = 384
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.create_table(
         "documents",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -219,6 +223,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.execute("DROP TABLE IF EXISTS vec.page_vecs")
     op.execute("DROP TABLE IF EXISTS vec.page_vecs_meta")
     for trigger in ("page_chunks_ai", "page_chunks_ad", "page_chunks_au"):

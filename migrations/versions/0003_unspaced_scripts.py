@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
 from quire.storage.segment import segment
 
 revision: str = "0003"
@@ -75,6 +76,8 @@ def _recreate_fts(content: str) -> None:
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.add_column("page_chunks", sa.Column("fts_text", sa.Text, nullable=True))
     op.add_column("page_chunks", sa.Column("fts_heading", sa.Text, nullable=True))
     for name in _TRIGGERS:
@@ -101,6 +104,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     for name in _TRIGGERS:
         op.execute(f"DROP TRIGGER IF EXISTS {name}")
     _recreate_fts("page_chunks")

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from quire.ingest.language import SAMPLE_CHARS, SAMPLE_PAGES, detect
+from quire.storage.migrate import sqlite_history
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -44,6 +45,8 @@ def _sample_pages(conn: sa.Connection, document_id: int) -> list[str]:
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.add_column("documents", sa.Column("language", sa.Text, nullable=True))
     conn = op.get_bind()
     ids = [r[0] for r in conn.execute(sa.text("SELECT id FROM documents ORDER BY id"))]
@@ -57,4 +60,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.drop_column("documents", "language")

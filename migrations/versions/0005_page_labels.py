@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
+
 revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
@@ -19,8 +21,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.add_column("pages", sa.Column("label", sa.Text, nullable=True))
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.drop_column("pages", "label")

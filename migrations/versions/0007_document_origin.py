@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
 from quire.storage.schema import ORIGIN_SQL
 
 revision: str = "0007"
@@ -26,6 +27,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     # SQLite adds a generated column with ALTER TABLE only if it is VIRTUAL.
     op.add_column(
         "documents", sa.Column("origin", sa.Text, sa.Computed(ORIGIN_SQL, persisted=False))
@@ -46,6 +49,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.drop_index("ix_source_runs_source", "source_runs")
     op.drop_table("source_runs")
     op.drop_column("documents", "origin")

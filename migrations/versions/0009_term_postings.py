@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
+
 revision: str = "0009"
 down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
@@ -22,6 +24,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.create_table(
         "term_postings",
         sa.Column("term", sa.Text, primary_key=True),
@@ -45,6 +49,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.execute("DROP TRIGGER IF EXISTS page_chunks_terms_au")
     op.drop_table("term_postings_state")
     op.drop_table("term_postings")

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
+
 revision: str = "0010"
 down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
@@ -35,8 +37,12 @@ def _recreate(detail: str) -> None:
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     _recreate(", detail=none")
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     _recreate("")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
 from quire.storage.page_text import split, stitch
 
 revision: str = "0011"
@@ -50,6 +51,8 @@ def _chunks(conn: sa.Connection, docs: list[int], where: str = "") -> dict[tuple
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.add_column("page_chunks", sa.Column("start", sa.Integer, nullable=True))
     op.add_column("pages", sa.Column("rest", sa.Text, nullable=False, server_default=""))
     op.add_column("pages", sa.Column("char_count", sa.Integer, nullable=False, server_default="0"))
@@ -80,6 +83,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.add_column("pages", sa.Column("text", sa.Text, nullable=False, server_default=""))
     conn = op.get_bind()
     for docs in _document_batches(conn):

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from quire.storage.migrate import sqlite_history
+
 revision: str = "0012"
 down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
@@ -18,8 +20,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    if not sqlite_history():
+        return
     op.drop_index("ix_page_chunks_hash", table_name="page_chunks")
 
 
 def downgrade() -> None:
+    if not sqlite_history():
+        return
     op.create_index("ix_page_chunks_hash", "page_chunks", ["content_hash"])

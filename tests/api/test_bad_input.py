@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from fpdf import FPDF
 from fpdf.enums import EncryptionMethod
@@ -14,6 +15,8 @@ from quire.config import Settings
 from quire.ingest.worker import Worker
 from tests.conftest import DOCS
 from tests.ingest.test_epub import XXE, make_epub
+
+pytestmark = pytest.mark.both_backends
 
 
 def _encrypted_pdf() -> bytes:

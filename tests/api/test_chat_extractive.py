@@ -16,10 +16,18 @@ from tests.api.library import load_library
 from tests.api.sse import answer_text, chat_events, first, parse_sse
 from tests.api.test_documents import assert_error_shape
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("chat") / "data", llm_backends="none")
+def loaded(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[TestClient]:
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("chat") / "data",
+        llm_backends="none",
+        database_url=module_database_url,
+    )
     with TestClient(create_app(settings)) as client:
         load_library(client, settings)
         yield client

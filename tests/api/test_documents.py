@@ -14,6 +14,8 @@ from quire.config import Settings
 from quire.ingest.worker import Worker
 from tests.conftest import DOCS
 
+pytestmark = pytest.mark.both_backends
+
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
 

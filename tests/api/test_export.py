@@ -20,6 +20,8 @@ from tests.api.sse import chat_events, first
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
 
+pytestmark = pytest.mark.both_backends
+
 # Small real documents (ingest embeds every chunk; Think Complexity and Darwin, whose
 # metadata tests/ingest/test_bibliographic.py reads, would take minutes here).
 FILES = (
@@ -33,8 +35,14 @@ CSL_TYPES = {"book", "document", "webpage", "article", "article-journal", "repor
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("export") / "data", llm_backends="none")
+def client(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[TestClient]:
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("export") / "data",
+        llm_backends="none",
+        database_url=module_database_url,
+    )
     with TestClient(create_app(settings)) as c:
         load_library(c, settings, FILES)
         yield c

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_health_names_the_embedder_and_the_reranker_state(client: TestClient) -> None:

@@ -16,6 +16,8 @@ from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
 from tests.fakes.ollama import FakeOllama
 
+pytestmark = pytest.mark.both_backends
+
 EPUBS = {
     "pg39287-agony-column-ja-epub3.epub": "ja",
     "pg24113-jiuming-qiyuan-zh-epub3.epub": "zh-Hant",
@@ -25,8 +27,14 @@ EPUBS = {
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Settings]]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("languages") / "data", llm_backends="none")
+def library(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[tuple[TestClient, Settings]]:
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("languages") / "data",
+        llm_backends="none",
+        database_url=module_database_url,
+    )
     with TestClient(create_app(settings)) as client:
         load_library(client, settings, [DOCS / "epub" / name for name in EPUBS])
         yield client, settings

@@ -16,6 +16,8 @@ from tests.api.library import load_library
 from tests.api.sse import chat_events, first
 from tests.conftest import DOCS
 
+pytestmark = pytest.mark.both_backends
+
 SPEC = DOCS / "pdf" / "riscv-abi-spec-v1.0.pdf"
 
 
@@ -25,8 +27,14 @@ def _printed(page: int) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("labels") / "data", llm_backends="none")
+def loaded(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[TestClient]:
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("labels") / "data",
+        llm_backends="none",
+        database_url=module_database_url,
+    )
     with TestClient(create_app(settings)) as client:
         load_library(client, settings, [SPEC])
         yield client

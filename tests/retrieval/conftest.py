@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from quire.config import Settings
 from quire.embed import make_embedder
@@ -26,9 +27,12 @@ LIBRARY = [
 ]
 
 
-def ingest_library(root: Path, paths: Sequence[Path]) -> tuple[Settings, Database]:
-    """A library under ``root`` holding ``paths``, ingested by a real worker."""
-    settings = Settings(data_dir=root / "data")
+def ingest_library(
+    root: Path, paths: Sequence[Path], database_url: str | None = None
+) -> tuple[Settings, Database]:
+    """A library under ``root`` (in PostgreSQL at ``database_url`` when given) holding
+    ``paths``, ingested by a real worker."""
+    settings = Settings(data_dir=root / "data", database_url=database_url)
     db = open_database(settings)
     for path in paths:
         add_file(db, settings.files_dir, path, path.name, max_bytes=10**9)
@@ -39,8 +43,10 @@ def ingest_library(root: Path, paths: Sequence[Path]) -> tuple[Settings, Databas
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Database]]:
-    settings, db = ingest_library(tmp_path_factory.mktemp("lib"), LIBRARY)
+def library(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[tuple[Settings, Database]]:
+    settings, db = ingest_library(tmp_path_factory.mktemp("lib"), LIBRARY, module_database_url)
     yield settings, db
     db.dispose()
 
@@ -63,7 +69,7 @@ def searcher(library: tuple[Settings, Database], embedder: Embedder) -> Iterator
 def doc_id(db: Database, filename: str) -> int:
     with db.read() as conn:
         return int(
-            conn.exec_driver_sql(
-                "SELECT id FROM documents WHERE filename = ?", (Path(filename).name,)
+            conn.execute(
+                text("SELECT id FROM documents WHERE filename = :f"), {"f": Path(filename).name}
             ).scalar_one()
         )

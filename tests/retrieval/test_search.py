@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sqlalchemy import text
 
 from quire.config import Settings
 from quire.embed.base import Embedder
@@ -18,6 +19,8 @@ from quire.retrieval.search import Searcher
 from quire.storage.db import Database
 from quire.synthesis.parse import parse_plan
 from tests.retrieval.conftest import doc_id
+
+pytestmark = pytest.mark.both_backends
 
 HOSTILE = [
     'AND OR NOT "',
@@ -107,16 +110,17 @@ def test_documents_not_ready_are_invisible(
     query = "Washington Oregon Idaho population"
     assert any(h.document_id == pnw for h in searcher.search(query).hits)
     with db.write() as conn:
-        conn.exec_driver_sql("UPDATE documents SET status = 'processing' WHERE id = ?", (pnw,))
+        conn.execute(text("UPDATE documents SET status = 'processing' WHERE id = :d"), {"d": pnw})
     try:
         for legs in (("bm25",), ("dense",), ("bm25", "dense", "exact")):
             hits = searcher.search(query, SearchOptions(legs=legs)).hits  # type: ignore[arg-type]
             assert all(h.document_id != pnw for h in hits)
     finally:
         with db.write() as conn:
-            conn.exec_driver_sql("UPDATE documents SET status = 'ready' WHERE id = ?", (pnw,))
+            conn.execute(text("UPDATE documents SET status = 'ready' WHERE id = :d"), {"d": pnw})
 
 
+@pytest.mark.sqlite_only
 def test_mirror_agrees_with_sqlite_vec_and_follows_changes(
     library: tuple[Settings, Database], embedder: Embedder
 ) -> None:
@@ -322,6 +326,7 @@ def test_a_failing_reranker_keeps_fusion_order(
     assert any("reranking failed" in n for n in r.notices)
 
 
+@pytest.mark.sqlite_only
 def test_mirror_appends_new_rows_without_reloading(
     library: tuple[Settings, Database], embedder: Embedder
 ) -> None:
@@ -353,6 +358,7 @@ def test_mirror_appends_new_rows_without_reloading(
         mirror.close()
 
 
+@pytest.mark.sqlite_only
 def test_mirror_signature_from_vec0s_rowid_table_is_the_tables_own(
     library: tuple[Settings, Database], embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -396,6 +402,7 @@ def test_mirror_signature_from_vec0s_rowid_table_is_the_tables_own(
             )
 
 
+@pytest.mark.sqlite_only
 def test_a_dense_mirror_that_cannot_spill_falls_back_to_sqlite_vec(
     searcher: Searcher,
     embedder: Embedder,

@@ -7,18 +7,26 @@ import sys
 import threading
 from datetime import timedelta
 
+import pytest
+from sqlalchemy import text
+
 from quire.storage import jobs
 from quire.storage.db import Database
 from quire.storage.schema import utcnow
+
+pytestmark = pytest.mark.both_backends
 
 
 def _doc(db: Database, n: int) -> int:
     with db.write() as conn:
         return int(
-            conn.exec_driver_sql(
-                "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
-                f"created_at, updated_at) VALUES ('text', 'f{n}', 'sha{n}', 1, '/x', datetime(), "
-                "datetime()) RETURNING id"
+            conn.execute(
+                text(
+                    "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
+                    f"created_at, updated_at) VALUES ('text', 'f{n}', 'sha{n}', 1, '/x', :t, :t) "
+                    "RETURNING id"
+                ),
+                {"t": utcnow()},
             ).scalar_one()
         )
 
@@ -85,7 +93,9 @@ def test_running_job_of_a_live_worker_is_left_alone_until_stale(db: Database) ->
     with db.write() as conn:
         assert jobs.claim(conn, jobs.worker_identity(), stale_s=3600) is None
     with db.write() as conn:
-        conn.exec_driver_sql("UPDATE ingest_jobs SET heartbeat = datetime('now', '-2 hours')")
+        conn.execute(
+            text("UPDATE ingest_jobs SET heartbeat = :t"), {"t": utcnow() - timedelta(hours=2)}
+        )
         stale = jobs.claim(conn, jobs.worker_identity(), stale_s=60)
     assert stale is not None
 
@@ -98,6 +108,8 @@ def test_retry_waits_for_not_before(db: Database) -> None:
         assert job is not None
         jobs.fail(conn, job.id, "ollama down", retry_at=utcnow() + timedelta(hours=1))
         assert jobs.claim(conn, "w", stale_s=3600) is None
-        conn.exec_driver_sql("UPDATE ingest_jobs SET not_before = datetime('now', '-1 second')")
+        conn.execute(
+            text("UPDATE ingest_jobs SET not_before = :t"), {"t": utcnow() - timedelta(seconds=1)}
+        )
         retried = jobs.claim(conn, "w", stale_s=3600)
     assert retried is not None and retried.attempts == 2 and retried.error is None

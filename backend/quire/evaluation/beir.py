@@ -36,7 +36,7 @@ from quire.retrieval.options import ALL_LEGS, Leg, SearchOptions
 from quire.retrieval.rerank import load_reranker, resolve_model_dir
 from quire.retrieval.search import Searcher
 from quire.storage.db import Database
-from quire.storage.migrate import open_database
+from quire.storage.migrate import open_database, scratch_library
 
 log = logging.getLogger(__name__)
 
@@ -180,9 +180,9 @@ def open_index(
 ) -> Index:
     """Open the scratch index of ``dataset``, ingesting the corpus first unless it is cached."""
     path = index_dir(settings, dataset, embedder.name)
-    scratch = settings.model_copy(
+    scratch, new = scratch_library(settings, path)
+    scratch = scratch.model_copy(
         update={
-            "data_dir": path,
             # Every leg as deep as the search, so that Recall@100 measures the ranking, not
             # the production candidate pool (50 fused, 40 dense).
             "dense_k": max(settings.dense_k, DEPTH),
@@ -191,6 +191,8 @@ def open_index(
         }
     )
     manifest_path = path / MANIFEST
+    if new:
+        manifest_path.unlink(missing_ok=True)  # its database is gone: build it again
     db = open_database(scratch)
     if manifest_path.is_file():
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

@@ -48,7 +48,7 @@ from quire.retrieval.options import RetrievalOptions, SearchOptions
 from quire.retrieval.search import Hit
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
-from quire.storage.migrate import open_database
+from quire.storage.migrate import open_database, scratch_library
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 
@@ -169,13 +169,17 @@ def open_library(
             lines = ", ".join(str(q.line) for q in questions if q.file == name)
             problems.append(f"line {lines}: no such document: {path}")
     path = library_dir(settings, list(files.values()), embedder_name)
-    scratch = settings.model_copy(update={"data_dir": path})
     manifest = path / MANIFEST
     cached = manifest.is_file()
     if not cached:
         # A library without its manifest was left half-built (interrupted, or a file failed):
         # start again rather than trust it.
         shutil.rmtree(path, ignore_errors=True)
+    scratch, new = scratch_library(settings, path, fresh=not cached)
+    if new and cached:  # its database is gone: build it all again
+        shutil.rmtree(path, ignore_errors=True)
+        cached = False
+    if not cached:
         log.info("pageqa: ingesting %d documents into %s", len(files), path)
         db = open_database(scratch)
         try:

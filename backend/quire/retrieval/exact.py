@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
-from quire.storage import term_postings
+from quire.storage import pg_lexical, term_postings
+from quire.storage.db import is_postgres
 
 MIN_CHARS = 3  # the trigram tokenizer cannot match shorter strings
 MAX_KEYWORDS = 8
@@ -37,6 +38,19 @@ _CANDIDATES_SQL = (
     "JOIN page_chunks_tri_docsize s ON s.id = t.rowid WHERE page_chunks_tri MATCH :q LIMIT :cap"
 )
 _COUNT_SQL = text("SELECT count(*) FROM page_chunks_tri WHERE page_chunks_tri MATCH :q")
+# PostgreSQL: pg_trgm's index on lower(text) finds the rows holding the keyword (a LIKE of its
+# escaped text); a row's length is what FTS5's trigram tokenizer counts, one per character
+# but two (as bm25_totals sums it).
+_PG_CANDIDATES_SQL = (
+    "SELECT c.id, ({where}) AS ok, c.text, greatest(char_length(c.text) - 2, 0) "
+    "FROM page_chunks c "
+    "JOIN documents d ON d.id = c.document_id "
+    "WHERE lower(c.text) LIKE :q ESCAPE '\\' AND c.bm25_len IS NOT NULL LIMIT :cap"
+)
+_PG_COUNT_SQL = text(
+    "SELECT count(*) FROM page_chunks WHERE lower(text) LIKE :q ESCAPE '\\' "
+    "AND bm25_len IS NOT NULL"
+)
 
 
 def exact(
@@ -46,7 +60,11 @@ def exact(
     usable = [k for k in dict.fromkeys(k.strip() for k in keywords) if len(k) >= MIN_CHARS]
     if not usable:
         return []
-    stats = term_postings.averages(conn, _TABLE)
+    stats = (
+        pg_lexical.totals(conn).averages(trigrams=True)
+        if is_postgres(conn)
+        else term_postings.averages(conn, _TABLE)
+    )
     if not stats.rows:
         return []
     hits: dict[int, list[float]] = {}
@@ -63,20 +81,26 @@ def _keyword(
     """The chunks ``flt`` lets through holding ``keyword``, with bm25() of it as a phrase,
     best first."""
     needle = keyword.lower()
-    query = match_expression(needle)
-    where, params = flt.sql("c", "d")
+    where, params = flt.sql(conn, "c", "d")
+    postgres = is_postgres(conn)
+    if postgres:
+        query = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        candidates, counted = _PG_CANDIDATES_SQL, _PG_COUNT_SQL
+    else:
+        query = match_expression(needle)
+        candidates, counted = _CANDIDATES_SQL, _COUNT_SQL
     rows = conn.execute(
-        text(_CANDIDATES_SQL.format(where=where)),
+        text(candidates.format(where=where)),
         {"q": query, "cap": MAX_CANDIDATES, **params},
     ).all()
     found = [
-        (int(cid), bool(ok), tf, sum(term_postings.varints(sz)))
+        (int(cid), bool(ok), tf, int(sz) if postgres else sum(term_postings.varints(sz)))
         for cid, ok, body, sz in rows
         if (tf := occurrences(body.lower(), needle))
     ]
     # Beyond the cap, FTS5's count of the candidates (never fewer than hold the keyword).
     capped = len(rows) >= MAX_CANDIDATES
-    df = int(conn.execute(_COUNT_SQL, {"q": query}).scalar_one()) if capped else len(found)
+    df = int(conn.execute(counted, {"q": query}).scalar_one()) if capped else len(found)
     idf = term_postings.idf(stats.rows, df)
     scored = [
         (cid, float(term_postings.bm25(float(tf), float(length), idf, stats.avgdl)))

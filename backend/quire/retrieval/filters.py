@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from quire.retrieval.options import RetrievalOptions
+from quire.storage.db import id_list, in_ids, in_strings, json_array_elements, string_list
 from quire.storage.records import VISIBLE_SQL
 
 
@@ -51,46 +52,46 @@ class Filter:
             or self.tags
         )
 
-    def sql(self, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
+    def sql(self, conn: Connection, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
         """A WHERE fragment over the chunk and document aliases, with its parameters."""
         parts = [f"{doc}.status {VISIBLE_SQL}"]
         params: dict[str, Any] = {}
         if self.document_ids:
-            parts.append(f"{chunk}.document_id IN (SELECT value FROM json_each(:flt_docs))")
-            params["flt_docs"] = json.dumps(list(self.document_ids))
-        if self.kinds:
-            parts.append(f"{doc}.kind IN (SELECT value FROM json_each(:flt_kinds))")
-            params["flt_kinds"] = json.dumps(list(self.kinds))
-        if self.languages:
-            parts.append(f"{doc}.language IN (SELECT value FROM json_each(:flt_langs))")
-            params["flt_langs"] = json.dumps(list(self.languages))
-        if self.origins:
-            parts.append(f"{doc}.origin IN (SELECT value FROM json_each(:flt_origins))")
-            params["flt_origins"] = json.dumps(list(self.origins))
+            parts.append(in_ids(conn, f"{chunk}.document_id", "flt_docs"))
+            params["flt_docs"] = id_list(conn, self.document_ids)
+        for column, name, values in (
+            ("kind", "flt_kinds", self.kinds),
+            ("language", "flt_langs", self.languages),
+            ("origin", "flt_origins", self.origins),
+        ):
+            if values:
+                parts.append(in_strings(conn, f"{doc}.{column}", name))
+                params[name] = string_list(conn, values)
         if self.collections:
             # A collection's path, or a parent of it ("Thesis" holds "Thesis/Methods").
+            held = json_array_elements(conn, "c", f"{doc}.metadata", "origin", "collections")
+            asked = json_array_elements(conn, "f", "CAST(:flt_colls AS TEXT)")
             parts.append(
-                f"EXISTS (SELECT 1 FROM json_each({doc}.metadata, '$.origin.collections') c, "
-                "json_each(:flt_colls) f WHERE c.value = f.value "
+                f"EXISTS (SELECT 1 FROM {held}, {asked} WHERE c.value = f.value "
                 "OR substr(c.value, 1, length(f.value) + 1) = f.value || '/')"
             )
             params["flt_colls"] = json.dumps(list(self.collections))
         if self.tags:
+            held = json_array_elements(conn, "t", f"{doc}.metadata", "origin", "tags")
             parts.append(
-                f"EXISTS (SELECT 1 FROM json_each({doc}.metadata, '$.origin.tags') t "
-                "WHERE t.value IN (SELECT value FROM json_each(:flt_tags)))"
+                f"EXISTS (SELECT 1 FROM {held} WHERE {in_strings(conn, 't.value', 'flt_tags')})"
             )
-            params["flt_tags"] = json.dumps(list(self.tags))
+            params["flt_tags"] = string_list(conn, self.tags)
         return " AND ".join(parts), params
 
-    def document_sql(self) -> tuple[str, dict[str, Any]]:
+    def document_sql(self, conn: Connection) -> tuple[str, dict[str, Any]]:
         """The same WHERE fragment over the documents table alone (alias ``d``)."""
-        where, params = self.sql("c", "d")
+        where, params = self.sql(conn, "c", "d")
         return where.replace("c.document_id", "d.id"), params
 
     def allowed_documents(self, conn: Connection) -> set[int]:
         """The visible documents this filter lets through."""
-        where, params = self.document_sql()
+        where, params = self.document_sql(conn)
         rows = conn.execute(text(f"SELECT d.id FROM documents d WHERE {where}"), params)
         return {int(r[0]) for r in rows}
 
@@ -99,8 +100,8 @@ class Filter:
         if not self.document_ids:
             return []
         rows = conn.execute(
-            text("SELECT id FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"),
-            {"ids": json.dumps(list(self.document_ids))},
+            text(f"SELECT id FROM documents WHERE {in_ids(conn, 'id', 'ids')}"),
+            {"ids": id_list(conn, self.document_ids)},
         )
         found = {int(r[0]) for r in rows}
         return [d for d in self.document_ids if d not in found]

@@ -15,6 +15,8 @@ from sqlalchemy import Connection, text
 
 from quire.retrieval.filters import Filter
 from quire.retrieval.term_scores import TermScores
+from quire.storage import pg_lexical
+from quire.storage.db import is_postgres
 from quire.storage.segment import is_stopword, segment, split_query
 
 #: Terms per query (a question in Japanese or Chinese is cut into ~one bigram a character).
@@ -67,18 +69,24 @@ def drop_frequent(conn: Connection, query_terms: list[str], max_df: float) -> li
     cap = max(int(total * max_df), 50)
     if total < 1000:  # small libraries: nothing to gain, keep every term
         return query_terms
-    kept = []
-    for term in query_terms:
-        df = conn.execute(
+    kept = [t for t in query_terms if document_frequency(conn, t, cap + 1) <= cap]
+    return kept or query_terms
+
+
+def document_frequency(conn: Connection, term: str, cap: int) -> int:
+    """The chunks holding ``term``, counted up to ``cap`` (the count stays cheap however
+    common the term is)."""
+    if is_postgres(conn):
+        return pg_lexical.document_frequency(conn, phrases([term])[0], cap)
+    return int(
+        conn.execute(
             text(
                 "SELECT count(*) FROM (SELECT rowid FROM page_chunks_fts "
                 "WHERE page_chunks_fts MATCH :q LIMIT :cap)"
             ),
-            {"q": match_expression([term]), "cap": cap + 1},
+            {"q": match_expression([term]), "cap": cap},
         ).scalar_one()
-        if df <= cap:
-            kept.append(term)
-    return kept or query_terms
+    )
 
 
 def bm25(
@@ -92,7 +100,8 @@ def bm25(
     cache: TermScores | None = None,
 ) -> list[tuple[int, float]]:
     """Chunk ids with BM25 scores (higher is better), best first; from ``cache`` when given
-    (the same ranking and scores, see term_scores.py), else from FTS5 directly."""
+    (the same ranking and scores, see term_scores.py), else from FTS5 directly; on PostgreSQL
+    the same formula over its postings (storage/pg_lexical.py)."""
     if cache is not None:
         view = cache.sync(conn)  # before any other statement on conn (see watch.py)
         allowed = flt.allowed_documents(conn) if flt.narrows else None
@@ -104,10 +113,20 @@ def bm25(
             heading_weight=heading_weight,
             allowed_docs=allowed,
         )
+    if is_postgres(conn):
+        where, params = flt.sql(conn, "c", "d")
+        return pg_lexical.bm25(
+            conn,
+            phrases(drop_frequent(conn, terms(query), max_df)),
+            limit=limit,
+            where=where,
+            params=params,
+            heading_weight=heading_weight,
+        )
     expr = match_expression(drop_frequent(conn, terms(query), max_df))
     if expr is None:
         return []
-    where, params = flt.sql("c", "d")
+    where, params = flt.sql(conn, "c", "d")
     args = {"q": expr, "n": limit, "hw": heading_weight, **params}
     if flt.narrows:
         # A selective filter: let SQLite join first, or the top of the whole index could all

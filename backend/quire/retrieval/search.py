@@ -153,10 +153,16 @@ class Searcher:
         #: The languages the embedder covers (its vectors are noise for the others).
         self.coverage = coverage(embedder.name, settings.embed_languages) if embedder else None
         self.reranker = reranker
+        # SQLite's in-process mirrors of its indexes; PostgreSQL serves both legs itself.
+        on_sqlite = db.dialect == "sqlite"
         self.mirror = (
-            dense.DenseMirror(spill_dir=settings.data_dir) if settings.dense_mirror else None
+            dense.DenseMirror(spill_dir=settings.data_dir)
+            if settings.dense_mirror and on_sqlite
+            else None
         )
-        self.term_scores = TermScores(settings.bm25_cache_mb) if settings.bm25_cache_mb else None
+        self.term_scores = (
+            TermScores(settings.bm25_cache_mb) if settings.bm25_cache_mb and on_sqlite else None
+        )
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
 
     def close(self) -> None:
@@ -467,7 +473,7 @@ class Searcher:
     def _keyword_only(self, req: _Request, conn: Connection) -> None:
         """Say so when documents in the search's scope are still being embedded (the dense
         leg does not see their new chunks yet)."""
-        where, params = req.flt.document_sql()
+        where, params = req.flt.document_sql(conn)
         n = conn.execute(
             text(f"SELECT count(*) FROM documents d WHERE {where} AND d.status = 'searchable'"),
             params,
@@ -524,6 +530,8 @@ class Searcher:
 
     def _knn(self, conn: Connection, vec: np.ndarray, *, flt: Filter) -> list[tuple[int, float]]:
         k = self.settings.dense_k
+        if self.db.dialect == "postgresql":
+            return dense.knn_postgres(conn, vec, k=k, flt=flt)
         if self.mirror is None:
             return dense.knn_sqlite(conn, vec, k=k, flt=flt)
         try:

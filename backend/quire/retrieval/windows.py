@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from quire.retrieval import lexical
 from quire.retrieval.highlight import lowered, stem
@@ -43,18 +43,7 @@ def idf_weights(
     else:
         total = int(conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one())
         cap = max(int(total * _COUNT_CAP), 1)
-        df = {
-            t: int(
-                conn.execute(
-                    text(
-                        "SELECT count(*) FROM (SELECT rowid FROM page_chunks_fts "
-                        "WHERE page_chunks_fts MATCH :q LIMIT :cap)"
-                    ),
-                    {"q": lexical.match_expression([t]), "cap": cap},
-                ).scalar_one()
-            )
-            for t in terms
-        }
+        df = {t: lexical.document_frequency(conn, t, cap) for t in terms}
     return {t: math.log1p(total / (1 + df[t])) for t in terms}
 
 

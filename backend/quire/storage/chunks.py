@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select, text, update
 
-from quire.storage import page_text, vectors
-from quire.storage.db import json_ids
+from quire.storage import page_text, pg_lexical, vectors
+from quire.storage.db import id_list, in_ids, is_postgres
 from quire.storage.records import TURN_KINDS, VISIBLE_SQL, Chunk, Kind, Page, printed_label
 from quire.storage.schema import page_chunks, pages
 from quire.storage.segment import segment
@@ -105,6 +105,7 @@ def replace(
 
     stats = ReplaceStats()
     to_insert: list[dict[str, Any]] = []
+    retitled: list[int] = []  # kept chunks whose heading changed (PostgreSQL's BM25 rows)
     for chunk, start in zip(new_chunks, starts, strict=True):
         same = existing.get(chunk.content_hash)
         if same:
@@ -117,6 +118,8 @@ def replace(
                 chunk.source,
                 start,
             ):
+                if row.heading_path != chunk.heading_path:
+                    retitled.append(int(row.id))
                 conn.execute(
                     update(page_chunks)
                     .where(page_chunks.c.id == row.id)
@@ -161,6 +164,10 @@ def replace(
         )
         stats.inserted_ids = [int(r[0]) for r in rows]
     stats.inserted = len(to_insert)
+    if is_postgres(conn):
+        # SQLite's FTS5 triggers index a chunk as it is written; PostgreSQL's BM25 rows are
+        # made here, from the same text (storage/pg_lexical.py).
+        pg_lexical.index(conn, stats.inserted_ids + retitled)
     return stats
 
 
@@ -230,8 +237,8 @@ def list_pages(conn: Connection, document_id: int) -> list[dict[str, Any]]:
 def texts(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
     """The text of each chunk id that exists."""
     rows = conn.execute(
-        text("SELECT id, text FROM page_chunks WHERE id IN (SELECT value FROM json_each(:ids))"),
-        {"ids": json_ids(ids)},
+        text(f"SELECT id, text FROM page_chunks WHERE {in_ids(conn, 'id', 'ids')}"),
+        {"ids": id_list(conn, ids)},
     ).all()
     return {int(r[0]): str(r[1]) for r in rows}
 
@@ -245,26 +252,35 @@ def _whole_pages(
     conn: Connection, keys: Iterable[tuple[int, int]]
 ) -> dict[tuple[int, int], tuple[str, dict[str, Any]]]:
     """Each (document id, page) that exists: its whole text (page_text.stitch) and metadata."""
-    pairs = json.dumps([list(k) for k in sorted(set(keys))])
-    if pairs == "[]":
+    ordered = sorted(set(keys))
+    if not ordered:
         return {}
-    wanted = (
-        "(document_id, page) IN (SELECT json_extract(value, '$[0]'), "
-        "json_extract(value, '$[1]') FROM json_each(:pairs))"
-    )
+    pairs: Any
+    if is_postgres(conn):
+        pairs = {"docs": [k[0] for k in ordered], "nums": [k[1] for k in ordered]}
+        wanted = (
+            "(document_id, page) IN (SELECT * FROM unnest(CAST(:docs AS bigint[]), "
+            "CAST(:nums AS integer[])))"
+        )
+    else:
+        pairs = {"pairs": json.dumps([list(k) for k in ordered])}
+        wanted = (
+            "(document_id, page) IN (SELECT json_extract(value, '$[0]'), "
+            "json_extract(value, '$[1]') FROM json_each(:pairs))"
+        )
     spans: dict[tuple[int, int], list[page_text.Span]] = defaultdict(list)
     for r in conn.execute(
         text(
             f"SELECT document_id, page, start, text FROM page_chunks WHERE {wanted} "
             "AND start IS NOT NULL"
         ),
-        {"pairs": pairs},
+        pairs,
     ):
         spans[(int(r[0]), int(r[1]))].append((int(r[2]), str(r[3])))
     out = {}
     for r in conn.execute(
         text(f"SELECT document_id, page, rest, metadata FROM pages WHERE {wanted}"),
-        {"pairs": pairs},
+        pairs,
     ):
         key = (int(r[0]), int(r[1]))
         meta = r[3] if isinstance(r[3], dict) else _json_object(r[3])
@@ -281,13 +297,14 @@ def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
         text(
             "SELECT c.id, c.document_id, c.page, c.heading_path, c.text, d.title, "
             "d.kind, d.filename, d.metadata, p.label FROM page_chunks c "
-            # CROSS JOIN keeps the ~50 chunk ids as the outer loop: without table
-            # statistics SQLite would walk every ready document's chunks instead.
-            "CROSS JOIN documents d ON d.id = c.document_id "
+            # CROSS JOIN keeps the ~50 chunk ids as the outer loop: without table statistics
+            # SQLite would walk every ready document's chunks instead (PostgreSQL has them).
+            f"{'JOIN' if is_postgres(conn) else 'CROSS JOIN'} documents d "
+            "ON d.id = c.document_id "
             "LEFT JOIN pages p ON p.document_id = c.document_id AND p.page = c.page "
-            f"WHERE c.id IN (SELECT value FROM json_each(:ids)) AND d.status {VISIBLE_SQL}"
+            f"WHERE {in_ids(conn, 'c.id', 'ids')} AND d.status {VISIBLE_SQL}"
         ),
-        {"ids": json_ids(ids)},
+        {"ids": id_list(conn, ids)},
     ).all()
     out = {}
     for r in rows:

@@ -9,12 +9,23 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from quire.errors import InputError, NotFound
+from quire.storage.db import is_postgres
 
 TITLE_CHARS = 80
 
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+_JSON_OBJECT = {False: "json_object", True: "json_build_object"}
+
+
+def _stamp(value: Any) -> Any:
+    """A timestamp read by raw SQL as SQLite's text gives it (PostgreSQL gives a datetime)."""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return value
 
 
 def _loads(raw: Any, default: Any) -> Any:
@@ -51,8 +62,8 @@ def create(conn: Connection, title: str) -> int:
 
 def exists(conn: Connection, conversation_id: int) -> bool:
     return (
-        conn.exec_driver_sql(
-            "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+        conn.execute(
+            text("SELECT 1 FROM conversations WHERE id = :c"), {"c": conversation_id}
         ).scalar()
         is not None
     )
@@ -110,7 +121,8 @@ def history(
     rows = conn.execute(
         text(
             "SELECT role, content FROM messages WHERE conversation_id = :c "
-            "AND (:b IS NULL OR id < :b) AND status != 'error' ORDER BY id DESC LIMIT :k"
+            "AND (CAST(:b AS BIGINT) IS NULL OR id < :b) AND status != 'error' "
+            "ORDER BY id DESC LIMIT :k"
         ),
         {"c": conversation_id, "b": before, "k": turns},
     ).all()
@@ -129,8 +141,8 @@ def list_all(conn: Connection) -> list[dict[str, Any]]:
         {
             "id": int(r[0]),
             "title": str(r[1]),
-            "created_at": r[2],
-            "updated_at": r[3],
+            "created_at": _stamp(r[2]),
+            "updated_at": _stamp(r[3]),
             "message_count": int(r[4]),
         }
         for r in rows
@@ -148,7 +160,8 @@ def get(conn: Connection, conversation_id: int) -> dict[str, Any]:
         text(
             "SELECT m.id, m.role, m.content, m.citations, m.plan, m.timings, m.model, m.status, "
             "m.meta, m.created_at, "
-            "(SELECT json_object('rating', f.rating, 'comment', f.comment) FROM chat_feedback f "
+            f"(SELECT {_JSON_OBJECT[is_postgres(conn)]}('rating', f.rating, 'comment', "
+            "f.comment) FROM chat_feedback f "
             " WHERE f.message_id = m.id ORDER BY f.id DESC LIMIT 1) "
             "FROM messages m WHERE m.conversation_id = :c ORDER BY m.id"
         ),
@@ -171,15 +184,15 @@ def get(conn: Connection, conversation_id: int) -> dict[str, Any]:
                 "mode": meta.get("mode"),
                 "verify": meta.get("verify"),
                 "notices": meta.get("notices", []),
-                "created_at": r[9],
+                "created_at": _stamp(r[9]),
                 "feedback": _loads(r[10], None),
             }
         )
     return {
         "id": int(row[0]),
         "title": str(row[1]),
-        "created_at": row[2],
-        "updated_at": row[3],
+        "created_at": _stamp(row[2]),
+        "updated_at": _stamp(row[3]),
         "messages": messages,
     }
 
@@ -192,7 +205,7 @@ def delete(conn: Connection, conversation_id: int) -> None:
 def add_feedback(
     conn: Connection, message_id: int, rating: int, comment: str | None
 ) -> dict[str, Any]:
-    role = conn.exec_driver_sql("SELECT role FROM messages WHERE id = ?", (message_id,)).scalar()
+    role = conn.execute(text("SELECT role FROM messages WHERE id = :m"), {"m": message_id}).scalar()
     if role is None:
         raise NotFound(f"no such message: {message_id}")
     if role != "assistant":
@@ -219,17 +232,21 @@ def add_feedback(
 def message(conn: Connection, message_id: int) -> dict[str, Any]:
     """One message with its sources, citations and the question it answers (NotFound if
     absent): what an export of an answer reads."""
-    row = conn.exec_driver_sql(
-        "SELECT id, conversation_id, role, content, citations, meta, created_at, status "
-        "FROM messages WHERE id = ?",
-        (message_id,),
+    row = conn.execute(
+        text(
+            "SELECT id, conversation_id, role, content, citations, meta, created_at, status "
+            "FROM messages WHERE id = :m"
+        ),
+        {"m": message_id},
     ).first()
     if row is None:
         raise NotFound(f"no such message: {message_id}")
-    question = conn.exec_driver_sql(
-        "SELECT content FROM messages WHERE conversation_id = ? AND id < ? AND role = 'user' "
-        "ORDER BY id DESC LIMIT 1",
-        (row[1], message_id),
+    question = conn.execute(
+        text(
+            "SELECT content FROM messages WHERE conversation_id = :c AND id < :m "
+            "AND role = 'user' ORDER BY id DESC LIMIT 1"
+        ),
+        {"c": row[1], "m": message_id},
     ).scalar()
     meta = _loads(row[5], {})
     return {
@@ -239,7 +256,7 @@ def message(conn: Connection, message_id: int) -> dict[str, Any]:
         "content": str(row[3]),
         "sources": _loads(row[4], []),
         "citations": meta.get("cited", []),
-        "created_at": row[6],
+        "created_at": _stamp(row[6]),
         "status": str(row[7]),
         "question": question,
     }

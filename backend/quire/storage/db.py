@@ -1,13 +1,19 @@
-"""Engine over sqlean (SQLite with extension loading) with sqlite-vec loaded on every connection.
+"""The library's database: SQLite (the embedded default) or PostgreSQL (the team library).
 
-One writer, many readers: WAL, a busy timeout, ``BEGIN IMMEDIATE`` for write transactions,
-and short transactions only (no lock is held across OCR or embedding).
-The vector store lives in a second file attached as schema ``vec`` so that it can be dropped
-and rebuilt from the main DB.
+SQLite: an engine over sqlean (SQLite with extension loading) with sqlite-vec loaded on every
+connection. One writer, many readers: WAL, a busy timeout, ``BEGIN IMMEDIATE`` for write
+transactions, and short transactions only (no lock is held across OCR or embedding). The vector
+store lives in a second file attached as schema ``vec`` so that it can be dropped and rebuilt
+from the main DB.
+
+PostgreSQL (``QUIRE_DATABASE_URL``, docs/POSTGRES.md): the same tables, the vectors in schema
+``vec`` of the same database (pgvector), reads in one REPEATABLE READ snapshot each. SQL that
+differs between the two goes through the helpers at the end of this module.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -30,6 +36,8 @@ def _quote(path: Path) -> str:
 
 class Database:
     """The main DB with the vector file attached; ``write()`` and ``read()`` open transactions."""
+
+    dialect = "sqlite"
 
     def __init__(self, db_path: Path, vec_path: Path, *, pool_size: int = 8) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,6 +92,91 @@ class Database:
         self.engine.dispose()
 
 
+class PostgresDatabase(Database):
+    """The library in PostgreSQL: one database, the vectors in its schema ``vec``.
+
+    Writes are READ COMMITTED transactions (the job claim locks its row with ``FOR UPDATE SKIP
+    LOCKED``, unique constraints settle the rest); a read is one REPEATABLE READ snapshot, as a
+    SQLite read transaction is. ``pool_pre_ping`` replaces a connection the server dropped
+    (a restart) instead of failing the next request with it.
+    """
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str, *, pool_size: int = 8) -> None:  # noqa: D107
+        self.url = url
+        self.engine = create_engine(
+            url,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            pool_pre_ping=True,
+            connect_args={"connect_timeout": 10, "application_name": "quire"},
+        )
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with (
+            self.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn,
+            conn.begin(),
+        ):
+            yield conn
+
+
+def is_postgres(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
 def json_ids(ids: Iterable[int]) -> str:
     """A JSON array of integer ids, bound as one parameter and read with ``json_each``."""
     return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+def in_ids(conn: Connection, column: str, name: str) -> str:
+    """``column`` is one of the ids bound as ``:name`` (bind ``id_list(conn, ids)``): one
+    parameter however many ids, a JSON array on SQLite, an array on PostgreSQL."""
+    if is_postgres(conn):
+        return f"{column} = ANY(CAST(:{name} AS bigint[]))"
+    return f"{column} IN (SELECT value FROM json_each(:{name}))"
+
+
+def in_strings(conn: Connection, column: str, name: str) -> str:
+    """As ``in_ids`` for strings (bind ``string_list(conn, values)``)."""
+    if is_postgres(conn):
+        return f"{column} = ANY(CAST(:{name} AS text[]))"
+    return f"{column} IN (SELECT value FROM json_each(:{name}))"
+
+
+def id_list(conn: Connection, ids: Iterable[int]) -> str | list[int]:
+    """The bound value for ``in_ids``."""
+    return [int(i) for i in ids] if is_postgres(conn) else json_ids(ids)
+
+
+def string_list(conn: Connection, values: Iterable[str]) -> str | list[str]:
+    """The bound value for ``in_strings``."""
+    return list(values) if is_postgres(conn) else json.dumps(list(values))
+
+
+def json_text(conn: Connection, column: str, *path: str) -> str:
+    """The text at ``path`` in a JSON column (``metadata`` → ``$.origin.type``)."""
+    if is_postgres(conn):
+        return f"({column}::jsonb #>> '{{{','.join(path)}}}')"
+    return f"json_extract({column}, '$.{'.'.join(path)}')"
+
+
+def json_array_elements(conn: Connection, alias: str, column: str, *path: str) -> str:
+    """A FROM item ``alias`` over the texts in the JSON array at ``path`` in ``column`` (the
+    whole value without a path); its column is ``alias.value``."""
+    if is_postgres(conn):
+        at = f"{column}::jsonb #> '{{{','.join(path)}}}'" if path else f"{column}::jsonb"
+        return (
+            f"jsonb_array_elements_text(CASE WHEN jsonb_typeof({at}) = 'array' THEN {at} "
+            f"ELSE '[]'::jsonb END) AS {alias}(value)"
+        )
+    if not path:
+        return f"json_each({column}) {alias}"
+    return f"json_each({column}, '$.{'.'.join(path)}') {alias}"

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, text, update
 
-from quire.storage.db import json_ids
+from quire.storage.db import id_list, in_ids, is_postgres
 from quire.storage.schema import ingest_jobs, utcnow
 
 
@@ -104,6 +104,11 @@ def enqueue(conn: Connection, document_id: int | None, kind: str = "ingest") -> 
     return int(result.inserted_primary_key[0])  # type: ignore[index]
 
 
+#: PostgreSQL: workers on several machines claim at once; each skips the rows another holds
+#: (SQLite's one writer at a time needs nothing).
+_SKIP_LOCKED = {False: "", True: " FOR UPDATE SKIP LOCKED"}
+
+
 def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
     """Take the oldest runnable job (queued, or running with a dead owner); call in write()."""
     now = utcnow()
@@ -122,10 +127,10 @@ def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
             "attempts = attempts + 1, started_at = coalesce(started_at, :now), error = NULL "
             "WHERE id = (SELECT id FROM ingest_jobs WHERE "
             "(status = 'queued' AND (not_before IS NULL OR not_before <= :now)) "
-            "OR id IN (SELECT value FROM json_each(:re)) ORDER BY id LIMIT 1) "
+            f"OR {in_ids(conn, 'id', 're')} ORDER BY id LIMIT 1{_SKIP_LOCKED[is_postgres(conn)]}) "
             "RETURNING id"
         ),
-        {"w": worker_id, "now": now, "re": json_ids(reclaimable)},
+        {"w": worker_id, "now": now, "re": id_list(conn, reclaimable)},
     ).first()
     return get(conn, row[0]) if row else None
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from alembic import command
+from pydantic import SecretStr
+from sqlalchemy import create_engine, make_url
+from alembic import command, op
 from alembic.config import Config
 
-from quire.storage.db import Database
+from quire.storage.db import Database, PostgresDatabase
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
 
@@ -66,8 +69,46 @@ def rewrite_table_sql(conn: sa.Connection, table: str, old: str, new: str) -> No
         raise RuntimeError(f"integrity check after the CHECK rewrite: {check}")
 
 
+def sqlite_history() -> bool:
+    """Whether a migration before 0013 applies: they are SQLite's history. A PostgreSQL library
+    starts at 0013, which creates the whole schema there (and nothing on SQLite); every later
+    migration is written for both."""
+    return bool(op.get_bind().dialect.name == "sqlite")
+
+
+def scratch_library(settings: Any, data_dir: Path, *, fresh: bool = False) -> tuple[Any, bool]:
+    """``settings`` for a scratch library kept in ``data_dir`` (the evaluations' cached
+    indexes), and whether its database is new. On SQLite the files are in that directory; on
+    PostgreSQL it is a database of its own on the same server, named after the directory
+    (created when missing, dropped and created again when ``fresh``), never the library's."""
+    scratch = settings.model_copy(update={"data_dir": data_dir})
+    if settings.database_url is None:
+        return scratch, not (data_dir / "quire.db").exists()
+    url = make_url(settings.database_url.get_secret_value())
+    name = "quire_scratch_" + hashlib.sha256(str(data_dir).encode()).hexdigest()[:16]
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            if fresh:
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            exists = conn.execute(
+                sa.text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name}
+            ).first()
+            if not exists:
+                conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    finally:
+        admin.dispose()
+    target = url.set(database=name).render_as_string(hide_password=False)
+    return scratch.model_copy(update={"database_url": SecretStr(target)}), not exists
+
+
 def open_database(settings: Any) -> Database:
-    """Open (and migrate) the database described by ``settings``."""
-    db = Database(settings.db_path, settings.vec_db_path)
+    """Open (and migrate) the database described by ``settings``: SQLite files under its data
+    directory, or PostgreSQL at ``database_url``."""
+    db: Database
+    if settings.database_url is not None:
+        db = PostgresDatabase(settings.database_url.get_secret_value())
+    else:
+        db = Database(settings.db_path, settings.vec_db_path)
     upgrade(db)
     return db

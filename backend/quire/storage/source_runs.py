@@ -11,8 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, text
 
+from quire.storage.db import json_array_elements, json_text
 from quire.storage.schema import source_runs, utcnow
 
 #: Runs kept per (source, location): a watched folder makes one per change.
@@ -93,11 +94,14 @@ def library_sources(conn: Connection, watch_dirs: list[Path]) -> dict[str, Any]:
     folder_runs = {r["location"]: r for r in runs if r["source"] == "folder"}
     counts = {
         str(r[0]): (int(r[1]), int(r[2]))
-        for r in conn.exec_driver_sql(
-            "SELECT json_extract(metadata, '$.origin.folder'), count(*), "
-            "sum(status = 'failed' AND substr(coalesce(error, ''), 1, ?) = ?) FROM documents "
-            "WHERE origin = 'folder' GROUP BY 1",
-            (len(FOLDER_REMOVED), FOLDER_REMOVED),
+        for r in conn.execute(
+            text(
+                f"SELECT {json_text(conn, 'metadata', 'origin', 'folder')}, count(*), "
+                "count(*) FILTER (WHERE status = 'failed' "
+                "AND substr(coalesce(error, ''), 1, :n) = :removed) FROM documents "
+                "WHERE origin = 'folder' GROUP BY 1"
+            ),
+            {"n": len(FOLDER_REMOVED), "removed": FOLDER_REMOVED},
         )
         if r[0]
     }
@@ -125,9 +129,9 @@ def library_sources(conn: Connection, watch_dirs: list[Path]) -> dict[str, Any]:
 
 
 def _facet(conn: Connection, name: str) -> list[dict[str, Any]]:
+    values = json_array_elements(conn, "j", "d.metadata", "origin", name)
     rows = conn.exec_driver_sql(
-        f"SELECT j.value, count(DISTINCT d.id) FROM documents d, "
-        f"json_each(d.metadata, '$.origin.{name}') j WHERE d.origin = 'zotero' "
-        "GROUP BY j.value ORDER BY 1"
+        f"SELECT j.value, count(DISTINCT d.id) FROM documents d, {values} "
+        "WHERE d.origin = 'zotero' GROUP BY j.value ORDER BY 1"
     )
     return [{"name": str(r[0]), "documents": int(r[1])} for r in rows]

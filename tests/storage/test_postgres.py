@@ -1,0 +1,234 @@
+"""The PostgreSQL library (migration 0013): its schema, and the BM25 and exact legs giving
+FTS5's scores on the same chunks, so the two backends rank alike."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import text
+
+from quire.config import Settings
+from quire.retrieval import exact, lexical
+from quire.retrieval.filters import Filter
+from quire.storage import chunks
+from quire.storage.db import Database
+from quire.storage.migrate import downgrade, open_database, upgrade
+from quire.storage.records import Chunk, Page
+from quire.storage.schema import metadata, utcnow
+from tests.pg import PgServer
+
+# Text with stems, a heading match, repeats, a CJK run (bigrams: phrases of several tokens),
+# diacritics, snake_case (two tokens), identifiers for the exact leg.
+PAGES = [
+    (
+        "Methods > Sampling",
+        "Running foxes jumped over the lazy dogs. The foxes ran again; ERR-4042 was logged.",
+    ),
+    ("Methods > Analysis", "Café owners analysed the sampling frame and the snake_case names."),
+    ("Results", "東京都の人口は約千四百万人です。東京は日本の首都です。Foxes were counted."),
+    (
+        "Results > Tables",
+        "Table 3: MIL-G-7711 grease, part 7711-B; ERR-4042 appears twice: ERR-4042.",
+    ),
+    ("Discussion", "Sampling foxes at night gave fewer counts than sampling by day."),
+    ("Appendix", "Nothing here mentions the animals at all, only the weather and the café."),
+]
+QUERIES = [
+    "running fox",
+    "sampling",
+    "cafe owners",
+    "東京の人口",
+    "snake_case names",
+    "foxes foxes sampling methods",
+    "weather",
+    "absent-term-xyz",
+]
+
+
+def _page(n: int, head: str, body: str) -> Page:
+    return Page(n, body, heading_path=head, source="text")
+
+
+def _chunk(n: int, head: str, body: str) -> Chunk:
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    return Chunk(n, 0, head, body, content_hash=digest, source="text")
+
+
+def _fill(db: Database) -> int:
+    now = utcnow()
+    with db.write() as conn:
+        doc = int(
+            conn.execute(
+                text(
+                    "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
+                    "status, created_at, updated_at) VALUES ('text', 'a.txt', 'x', 1, '/x', "
+                    "'ready', :t, :t) RETURNING id"
+                ),
+                {"t": now},
+            ).scalar_one()
+        )
+        pages = [_page(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
+        found = [_chunk(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
+        chunks.replace(conn, doc, pages, found)
+    return doc
+
+
+@pytest.fixture
+def both(tmp_path: Path, pg_server: PgServer) -> Iterator[tuple[Database, Database]]:
+    url = pg_server.create_database()
+    sqlite = open_database(Settings(data_dir=tmp_path / "sqlite"))
+    postgres = open_database(Settings(data_dir=tmp_path / "pg", database_url=url))
+    _fill(sqlite)
+    _fill(postgres)
+    yield sqlite, postgres
+    sqlite.dispose()
+    postgres.dispose()
+    pg_server.drop_database(url)
+
+
+def _bm25(db: Database, query: str) -> list[tuple[int, float]]:
+    with db.read() as conn:
+        return lexical.bm25(conn, query, limit=10, flt=Filter())
+
+
+def test_bm25_on_postgresql_gives_fts5s_ranking_and_scores(
+    both: tuple[Database, Database],
+) -> None:
+    sqlite, postgres = both
+    for query in QUERIES:
+        want, got = _bm25(sqlite, query), _bm25(postgres, query)
+        assert [c for c, _ in got] == [c for c, _ in want], query
+        for (_, a), (_, b) in zip(got, want, strict=True):
+            assert a == pytest.approx(b, rel=1e-9), query
+    assert _bm25(postgres, "東京の人口")  # the bigram phrases matched
+    assert sum(bool(_bm25(postgres, q)) for q in QUERIES) == len(QUERIES) - 1
+
+
+def test_exact_leg_on_postgresql_gives_the_same_hits_and_scores(
+    both: tuple[Database, Database],
+) -> None:
+    sqlite, postgres = both
+    for keywords in (["ERR-4042"], ["MIL-G-7711", "7711-B"], ["café"], ["nowhere-123"]):
+        with sqlite.read() as conn:
+            want = exact.exact(conn, keywords, limit=10, flt=Filter())
+        with postgres.read() as conn:
+            got = exact.exact(conn, keywords, limit=10, flt=Filter())
+        assert [c for c, _ in got] == [c for c, _ in want], keywords
+        assert bool(got) == (keywords != ["nowhere-123"])
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9)
+
+
+def test_totals_follow_inserts_edits_and_a_documents_deletion(
+    both: tuple[Database, Database],
+) -> None:
+    _, postgres = both
+    doc = _fill_second(postgres)
+
+    def totals() -> tuple[int, int, int, int, int, int]:
+        with postgres.read() as conn:
+            kept = conn.execute(
+                text(
+                    "SELECT count(*), coalesce(sum(bm25_len), 0), "
+                    "coalesce(sum(greatest(char_length(text) - 2, 0)), 0) FROM page_chunks"
+                )
+            ).one()
+            summed = conn.execute(
+                text("SELECT sum(rows), sum(tokens), sum(trigrams) FROM bm25_totals")
+            ).one()
+        return (*map(int, kept), *map(int, summed))  # type: ignore[return-value]
+
+    rows, tokens, trigrams, *summed = totals()
+    assert rows == len(PAGES) * 2 and summed == [rows, tokens, trigrams]
+    with postgres.write() as conn:
+        # A kept chunk whose heading changed is indexed again (its length changes).
+        chunks.replace(
+            conn,
+            doc,
+            [_page(1, "A much longer new heading path", PAGES[0][1])],
+            [_chunk(1, "A much longer new heading path", PAGES[0][1])],
+        )
+    rows, tokens, trigrams, *summed = totals()
+    assert rows == len(PAGES) + 1 and summed == [rows, tokens, trigrams]
+    with postgres.write() as conn:
+        conn.execute(text("DELETE FROM documents WHERE id = :d"), {"d": doc})
+    rows, tokens, trigrams, *summed = totals()
+    assert rows == len(PAGES) and summed == [rows, tokens, trigrams]
+    with postgres.read() as conn:
+        orphans = conn.execute(
+            text(
+                "SELECT count(*) FROM bm25_postings p WHERE NOT EXISTS "
+                "(SELECT 1 FROM page_chunks c WHERE c.id = p.chunk_id)"
+            )
+        ).scalar_one()
+    assert orphans == 0
+
+
+def _fill_second(db: Database) -> int:
+    now = utcnow()
+    with db.write() as conn:
+        doc = int(
+            conn.execute(
+                text(
+                    "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
+                    "status, created_at, updated_at) VALUES ('text', 'b.txt', 'y', 1, '/y', "
+                    "'ready', :t, :t) RETURNING id"
+                ),
+                {"t": now},
+            ).scalar_one()
+        )
+        pages = [_page(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
+        found = [_chunk(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
+        chunks.replace(conn, doc, pages, found)
+    return doc
+
+
+def test_postgresql_schema_matches_the_table_definitions(pg_server: PgServer) -> None:
+    url = pg_server.create_database()
+    db = open_database(Settings(data_dir=Path("/nonexistent"), database_url=url))
+    with db.engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": False})
+        diff = [
+            d
+            for d in compare_metadata(ctx, metadata)
+            # PostgreSQL's own search tables (0013) are not in the shared definitions.
+            if not (d[0] == "remove_table" and d[1].name in ("bm25_postings", "bm25_totals"))
+            and not (d[0] == "remove_column" and d[3].name == "bm25_len")
+            and not (
+                d[0] == "remove_index" and d[1].name.startswith(("ix_page_chunks_trgm", "ix_bm25_"))
+            )
+            and not (d[0] == "add_table" and d[1].schema == "vec")
+        ]
+    assert diff == []
+    db.dispose()
+    pg_server.drop_database(url)
+
+
+def test_postgresql_upgrade_is_idempotent_and_downgrade_reverses(pg_server: PgServer) -> None:
+    url = pg_server.create_database()
+    db = open_database(Settings(data_dir=Path("/nonexistent"), database_url=url))
+    upgrade(db)
+
+    def tables() -> set[str]:
+        with db.read() as conn:
+            return {
+                str(r[0])
+                for r in conn.execute(
+                    text(
+                        "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+                        "WHERE table_schema IN ('public', 'vec')"
+                    )
+                )
+            }
+
+    assert {"public.documents", "public.bm25_postings", "vec.page_vecs"} <= tables()
+    downgrade(db, "base")
+    assert tables() == {"public.alembic_version"}
+    upgrade(db)
+    assert "vec.page_vecs" in tables()
+    db.dispose()
+    pg_server.drop_database(url)
