@@ -49,6 +49,12 @@ class Settings(BaseSettings):
         description="postgresql+psycopg://user:password@host/db: the library in PostgreSQL "
         "with pgvector and pg_trgm instead of SQLite files under data_dir.",
     )
+    # The team library's shared store (docs/POSTGRES.md): every machine mounts it, wherever.
+    originals_dir: Path | None = Field(
+        default=None,
+        description="Where the original files are kept (default <data_dir>/files): with "
+        "workers on several machines, a directory they all mount.",
+    )
     max_upload_mb: int = Field(default=200, ge=1, description="Largest accepted upload, in MB.")
     host: str = Field(default="127.0.0.1", description="API bind address.")
     port: int = Field(default=8000, ge=1, le=65535, description="API port.")
@@ -415,6 +421,8 @@ class Settings(BaseSettings):
 
     @property
     def files_dir(self) -> Path:
+        if self.originals_dir is not None:
+            return self.originals_dir.expanduser().absolute()
         return self.data_dir / "files"
 
     @property

@@ -7,9 +7,11 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from tests.conftest import DOCS, REPO
 from tests.e2e.stack import run_stack
@@ -69,10 +71,59 @@ def test_spa_fallback_and_json_404_for_unknown_api_paths(stack: str) -> None:
 
 
 def test_compose_file_is_valid() -> None:
+    for profile in ([], ["--profile", "team"]):
+        out = subprocess.run(
+            ["docker-compose", "-f", str(REPO / "docker-compose.yml"), *profile, "config", "-q"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+        )
+        assert out.returncode == 0, out.stderr
+
+
+def test_compose_profiles_split_the_single_and_the_team_library() -> None:
+    """`docker compose up` starts one person's library (.env: COMPOSE_PROFILES=single);
+    `--profile team` the PostgreSQL one instead, every service of it on the database and the
+    shared originals. (Debian's docker-compose 1.29 lists every service in `config`, so the
+    profiles are read from the resolved file.)"""
     out = subprocess.run(
-        ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
+        ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config"],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stderr
+    services = yaml.safe_load(out.stdout)["services"]
+    profiles = {name: tuple(s.get("profiles", ())) for name, s in services.items()}
+    assert profiles == {
+        "ollama": (),
+        "api": ("single",),
+        "worker": ("single",),
+        "watch": ("single",),
+        "web": ("single",),
+        "db": ("team",),
+        "team-api": ("team",),
+        "team-worker": ("team",),
+        "team-web": ("team",),
+    }
+    env = (REPO / ".env").read_text()
+    assert "COMPOSE_PROFILES=single" in env.splitlines()
+    assert services["db"]["image"].startswith("pgvector/pgvector:")
+    for name in ("team-api", "team-worker"):
+        environment = services[name]["environment"]
+        assert environment["QUIRE_DATABASE_URL"].startswith("postgresql+psycopg://quire:")
+        assert "@db:5432/quire" in environment["QUIRE_DATABASE_URL"]
+        assert "/originals" in _targets(services[name])
+    for name in ("api", "worker", "watch"):
+        assert "QUIRE_DATABASE_URL" not in services[name]["environment"]
+    assert "api" in services["team-api"]["networks"]["default"]["aliases"]
+
+
+def _targets(service: dict[str, Any]) -> set[str]:
+    """Where a service's volumes are mounted (short "src:target:mode" or long syntax)."""
+    return {
+        v["target"] if isinstance(v, dict) else str(v).split(":")[1]
+        for v in service.get("volumes", [])
+    }

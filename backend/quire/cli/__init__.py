@@ -6,6 +6,7 @@ serve.py     serve                           doctor.py    doctor
 backup.py    backup, restore, compact        perplexity.py  perplexity login|sync|…
 models.py    models status|pull          mcp.py       mcp
 watch.py     watch                           imports.py   import chatgpt|claude
+postgres.py  migrate-to-postgres
 common.py    consoles, settings, errors, running ingest jobs with progress
 """
 
@@ -23,6 +24,7 @@ from quire.cli.library import docs, ingest, rm, worker
 from quire.cli.mcp import mcp
 from quire.cli.models import models_group
 from quire.cli.perplexity import perplexity_group
+from quire.cli.postgres import migrate_to_postgres
 from quire.cli.search import search
 from quire.cli.serve import serve
 from quire.cli.watch import watch
@@ -53,5 +55,6 @@ for command in (
     models_group,
     watch,
     import_group,
+    migrate_to_postgres,
 ):
     main.add_command(command)

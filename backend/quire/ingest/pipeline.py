@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -24,7 +23,7 @@ from quire.ingest.language import detect as detect_language
 from quire.ingest.types import Extracted
 from quire.storage import chunks, jobs, vectors
 from quire.storage.db import Database
-from quire.storage.documents import mark_embedded, record_extraction, set_status
+from quire.storage.documents import mark_embedded, original, record_extraction, set_status
 from quire.storage.schema import documents
 
 log = logging.getLogger(__name__)
@@ -84,7 +83,12 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
     assert doc_id is not None
     with ctx.db.write() as conn:
         row = conn.execute(
-            select(documents.c.stored_path, documents.c.filename).where(documents.c.id == doc_id)
+            select(
+                documents.c.stored_path,
+                documents.c.filename,
+                documents.c.sha256,
+                documents.c.kind,
+            ).where(documents.c.id == doc_id)
         ).first()
         if row is None:
             raise NotFound(f"document {doc_id} was deleted")
@@ -114,7 +118,7 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
         )
 
     extracted = extract_isolated(
-        Path(row.stored_path),
+        original(ctx.settings.files_dir, row.stored_path, row.sha256, row.kind),
         ctx.settings,
         timeout_s=max(1.0, ctx.deadline - time.monotonic()),
         on_progress=on_progress,

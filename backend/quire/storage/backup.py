@@ -34,7 +34,7 @@ import sqlean
 
 from quire import __version__
 from quire.config import Settings
-from quire.errors import Conflict, CorruptFile, NotFound
+from quire.errors import Conflict, CorruptFile, InputError, NotFound
 from quire.storage.integrity import check, connect, in_use
 from quire.storage.schema import utcnow
 
@@ -57,6 +57,17 @@ class Summary:
     seconds: float = 0.0
     missing_files: list[str] = field(default_factory=list)
     moved_aside: str | None = None
+
+
+def _sqlite_library(settings: Settings, what: str) -> None:
+    """backup, restore and compact work on the SQLite files; a PostgreSQL library has its
+    server's own tools (docs/POSTGRES.md)."""
+    if settings.database_url is not None:
+        raise InputError(
+            f"{what} works on a SQLite library; this one is in PostgreSQL (QUIRE_DATABASE_URL): "
+            "use pg_dump / pg_restore and VACUUM there, and copy the originals directory "
+            "(docs/POSTGRES.md)"
+        )
 
 
 def _copy_hashed(src: Path, dest: Path) -> tuple[str, int]:
@@ -117,6 +128,7 @@ def _fill(summary: Summary, report_counts: dict[str, int]) -> None:
 
 def backup(settings: Settings, dest: Path) -> Summary:
     """Write a backup of ``settings.data_dir`` to ``dest`` (a new or empty directory)."""
+    _sqlite_library(settings, "quire backup")
     t0 = time.monotonic()
     dest = dest.expanduser().resolve()
     if not settings.db_path.exists():
@@ -219,6 +231,7 @@ class Compacted:
 
 def compact(settings: Settings) -> Compacted:
     """Rewrite both database files without their free pages (``VACUUM``)."""
+    _sqlite_library(settings, "quire compact")
     t0 = time.monotonic()
     if not settings.db_path.exists():
         raise NotFound(f"no library at {settings.data_dir} (no {DB_NAME})")
@@ -234,6 +247,7 @@ def compact(settings: Settings) -> Compacted:
 
 def restore(settings: Settings, src: Path, *, force: bool = False) -> Summary:
     """Replace the library in ``settings.data_dir`` with the backup in ``src``."""
+    _sqlite_library(settings, "quire restore")
     t0 = time.monotonic()
     src = src.expanduser().resolve()
     data = settings.data_dir

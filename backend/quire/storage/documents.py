@@ -43,6 +43,14 @@ def stored_path(files_dir: Path, sha256: str, kind: str) -> Path:
     return files_dir / sha256[:2] / f"{sha256}{EXTENSIONS.get(kind, '')}"
 
 
+def original(files_dir: Path, stored: str, sha256: str, kind: str) -> Path:
+    """Where this machine reads an original: by its content address in ``files_dir`` when it is
+    there (a shared store mounted at another path than the machine that took the upload), else
+    where it was stored."""
+    local = stored_path(files_dir, sha256, kind)
+    return local if local.is_file() else Path(stored)
+
+
 @dataclass(frozen=True)
 class Stored:
     """A document's row as intake sees it: its id and status, where its original is."""

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import SecretStr
-from sqlalchemy import create_engine, make_url
 from alembic import command, op
 from alembic.config import Config
+from pydantic import SecretStr
+from sqlalchemy import create_engine, make_url
 
 from quire.storage.db import Database, PostgresDatabase
 
@@ -81,7 +81,7 @@ def scratch_library(settings: Any, data_dir: Path, *, fresh: bool = False) -> tu
     indexes), and whether its database is new. On SQLite the files are in that directory; on
     PostgreSQL it is a database of its own on the same server, named after the directory
     (created when missing, dropped and created again when ``fresh``), never the library's."""
-    scratch = settings.model_copy(update={"data_dir": data_dir})
+    scratch = settings.model_copy(update={"data_dir": data_dir, "originals_dir": None})
     if settings.database_url is None:
         return scratch, not (data_dir / "quire.db").exists()
     url = make_url(settings.database_url.get_secret_value())

@@ -221,14 +221,15 @@ def get_page(document_id: IdPath, page: IdPath, db: DbDep) -> PageOut:
     response_class=FileResponse,
     responses={200: {"content": {m: {} for m in sorted(set(MEDIA_TYPES.values()))}}, **ERRORS},
 )
-def get_file(document_id: IdPath, db: DbDep) -> FileResponse:
+def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileResponse:
     """The original file, inline (PDF viewers honour ``#page=N``)."""
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
         stored = conn.execute(
-            text("SELECT stored_path FROM documents WHERE id = :d"), {"d": document_id}
-        ).scalar_one()
-    path = Path(stored)
+            text("SELECT stored_path, sha256, kind FROM documents WHERE id = :d"),
+            {"d": document_id},
+        ).one()
+    path = documents.original(settings.files_dir, *stored)
     if not path.is_file():
         raise NotFound(f"the original file of document {document_id} is missing")
     media = MEDIA_TYPES.get(doc["kind"]) or mimetypes.guess_type(doc["filename"])[0]
