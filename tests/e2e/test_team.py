@@ -75,9 +75,7 @@ def test_two_machines_share_one_queue_and_survive_a_kill_9(
             wait_until(lambda: _counts(db)["vectors"] >= 8, 180, "some vectors to be written")
             worker_a.send_signal(signal.SIGKILL)
             worker_a.wait(timeout=10)
-            wait_until(
-                lambda: _counts(db)["jobs_done"] == DOCUMENTS, 600, "B to finish every job"
-            )
+            wait_until(lambda: _counts(db)["jobs_done"] == DOCUMENTS, 600, "B to finish every job")
         finally:
             for worker in (worker_a, worker_b):
                 if worker.poll() is None:
@@ -92,9 +90,7 @@ def test_two_machines_share_one_queue_and_survive_a_kill_9(
         assert counts["retried"] >= 1  # A's job, taken over by B
         assert counts["workers"] == 2 or "attempt 2" in log_b.read_text()
         # Every document is found by a keyword search from a third machine.
-        r = quire(
-            tmp_path / "c", "search", "Paragraph 7", "--json", "--limit", "60", **machine_b
-        )
+        r = quire(tmp_path / "c", "search", "Paragraph 7", "--json", "--limit", "60", **machine_b)
         assert r.returncode == 0, r.stderr
         assert len({h["document_id"] for h in json.loads(r.stdout)["hits"]}) == DOCUMENTS
     finally:

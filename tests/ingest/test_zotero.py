@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from fpdf import FPDF
+from sqlalchemy import text
 
 from quire.app import create_app
 from quire.cli import main
@@ -28,6 +29,8 @@ from quire.ingest.zotero_read import ZoteroUnreadable, read_library
 from quire.storage.migrate import open_database
 from tests.api.sse import chat_events, first
 from tests.conftest import DOCS
+
+pytestmark = pytest.mark.both_backends
 
 ZOTERO = DOCS / "zotero"
 SAMPLE = ZOTERO / "papis-zotero" / "sql"
@@ -166,8 +169,8 @@ def test_csl_json_says_it_names_no_files() -> None:
 
 # -- importing --------------------------------------------------------------------------------
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", llm_backends="none")
+def settings(tmp_path: Path, database_url: str | None) -> Settings:
+    return Settings(data_dir=tmp_path / "data", llm_backends="none", database_url=database_url)
 
 
 def test_the_sample_imports_once_and_reports_the_shared_placeholder(settings: Settings) -> None:
@@ -227,12 +230,16 @@ def test_a_locked_database_is_read_from_its_copy(settings: Settings, tmp_path: P
 
 @pytest.fixture(scope="module")
 def zotero_api(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
 ) -> Iterator[tuple[TestClient, Settings, Path]]:
     root = tmp_path_factory.mktemp("zotero")
     data = build_library(root)
-    settings = Settings(data_dir=root / "data", llm_backends="none")
+    settings = Settings(
+        data_dir=root / "data", llm_backends="none", database_url=module_database_url
+    )
     env = {"QUIRE_DATA_DIR": str(settings.data_dir), "QUIRE_LLM_BACKENDS": "none"}
+    if module_database_url:
+        env["QUIRE_DATABASE_URL"] = module_database_url
     result = CliRunner().invoke(main, ["import", "zotero", str(data), "--json"], env=env)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output[result.output.index("{") :])
@@ -286,6 +293,8 @@ def test_collections_and_tags_filter_the_search(zotero_api) -> None:
 def test_the_cli_filters_by_collection_and_tag(zotero_api) -> None:
     _, settings, _ = zotero_api
     env = {"QUIRE_DATA_DIR": str(settings.data_dir), "QUIRE_LLM_BACKENDS": "none"}
+    if settings.database_url is not None:
+        env["QUIRE_DATABASE_URL"] = settings.database_url.get_secret_value()
     result = CliRunner().invoke(
         main, ["search", "estimate", "--tag", "sbp", "--origin", "zotero", "--json"], env=env
     )
@@ -355,9 +364,9 @@ def test_a_rerun_reads_only_what_changed(zotero_api) -> None:
         trashed = import_zotero(db, settings, data)
         assert trashed.removed == 1
         with db.read() as conn:
-            status, error = conn.exec_driver_sql(
-                "SELECT status, error FROM documents WHERE source_key = ?",
-                ("zotero:item:IH8J2JJP/WN7WJBGS",),
+            status, error = conn.execute(
+                text("SELECT status, error FROM documents WHERE source_key = :k"),
+                {"k": "zotero:item:IH8J2JJP/WN7WJBGS"},
             ).one()
         assert (status, error) == ("failed", REMOVED)
         svard = "Review of summation-by-parts schemes for initial–boundary-value problems"

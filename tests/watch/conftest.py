@@ -24,9 +24,10 @@ from tests.fakes.embedder import CountingEmbedder
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def settings(tmp_path: Path, database_url: str | None) -> Settings:
     return Settings(
         data_dir=tmp_path / "data",
+        database_url=database_url,
         max_upload_mb=5,
         watch_debounce_ms=150,
         watch_stable_s=0.6,

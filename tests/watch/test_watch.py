@@ -21,6 +21,8 @@ from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
 from tests.watch.conftest import library, matches, settle, visible, watching
 
+pytestmark = pytest.mark.both_backends
+
 
 def _sections(n: int, tag: str = "") -> str:
     return "\n\n".join(

@@ -31,7 +31,7 @@ from quire.ingest.chunking import chunk_pages
 from quire.ingest.intake import safe_filename
 from quire.ingest.language import detect as detect_language
 from quire.storage import chunks, vectors
-from quire.storage.db import Database, json_ids
+from quire.storage.db import Database, id_list, in_ids
 from quire.storage.documents import stored_path
 from quire.storage.records import Kind, Page, PageSource
 from quire.storage.schema import documents, utcnow
@@ -247,9 +247,9 @@ def _mark(db: Database, ids: Sequence[int], status: str) -> None:
             conn.execute(
                 text(
                     "UPDATE documents SET status = :s, error = NULL, updated_at = :t "
-                    "WHERE id IN (SELECT value FROM json_each(:ids))"
+                    f"WHERE {in_ids(conn, 'id', 'ids')}"
                 ),
-                {"s": status, "t": utcnow(), "ids": json_ids(part)},
+                {"s": status, "t": utcnow(), "ids": id_list(conn, part)},
             )
 
 

@@ -36,7 +36,7 @@ from quire.errors import InputError, QuireError
 from quire.hashing import sha256_file
 from quire.ingest.intake import add_file, safe_filename
 from quire.storage import documents, jobs, source_runs
-from quire.storage.db import Database
+from quire.storage.db import Database, is_postgres, json_text
 from quire.storage.schema import documents as documents_table
 from quire.storage.schema import utcnow
 
@@ -316,7 +316,7 @@ class FolderSync:
             row = conn.execute(
                 text(
                     "SELECT id, source_key, filename, "
-                    "json_extract(metadata, '$.origin.folder') AS folder "
+                    f"{json_text(conn, 'metadata', 'origin', 'folder')} AS folder "
                     "FROM documents WHERE sha256 = :s"
                 ),
                 {"s": digest},
@@ -362,14 +362,26 @@ class FolderSync:
         until = datetime.fromtimestamp(now + self.settings.watch_grace_days * 86400, UTC)
         reason = f"{REMOVED} ({doc.path}); kept until {until:%Y-%m-%d} or `quire rm {doc.id}`"
         with self.db.write() as conn:
+            removed_at = json_text(conn, "metadata", "origin", "removed_at")
+            before = json_text(conn, "metadata", "origin", "status_before")
+            status_before = (
+                f"CASE WHEN {removed_at} IS NULL THEN status ELSE coalesce({before}, 'ready') END"
+            )
+            if is_postgres(conn):
+                marked = (
+                    "CAST(jsonb_set(jsonb_set(metadata::jsonb, '{origin,removed_at}', "
+                    "to_jsonb(CAST(:now AS double precision))), '{origin,status_before}', "
+                    f"to_jsonb({status_before})) AS json)"
+                )
+            else:
+                marked = (
+                    "json_set(metadata, '$.origin.removed_at', :now, '$.origin.status_before', "
+                    f"{status_before})"
+                )
             conn.execute(
                 text(
-                    "UPDATE documents SET metadata = json_set(metadata, "
-                    "'$.origin.removed_at', :now, '$.origin.status_before', "
-                    "CASE WHEN json_extract(metadata, '$.origin.removed_at') IS NULL THEN status "
-                    "ELSE coalesce(json_extract(metadata, '$.origin.status_before'), 'ready') "
-                    "END), status = 'failed', error = :reason "
-                    "WHERE id = :id"
+                    f"UPDATE documents SET metadata = {marked}, status = 'failed', "
+                    "error = :reason WHERE id = :id"
                 ),
                 {"now": now, "reason": reason, "id": doc.id},
             )
@@ -380,8 +392,8 @@ class FolderSync:
         with self.db.write() as conn:
             before = conn.execute(
                 text(
-                    "SELECT json_extract(metadata, '$.origin.status_before') FROM documents "
-                    "WHERE id = :id"
+                    f"SELECT {json_text(conn, 'metadata', 'origin', 'status_before')} "
+                    "FROM documents WHERE id = :id"
                 ),
                 {"id": doc_id},
             ).scalar()
@@ -403,7 +415,8 @@ class FolderSync:
                     text(
                         "SELECT id FROM documents WHERE substr(source_key, 1, :n) = :prefix "
                         "AND status = 'failed' "
-                        "AND json_extract(metadata, '$.origin.removed_at') <= :cutoff"
+                        f"AND CAST({json_text(conn, 'metadata', 'origin', 'removed_at')} "
+                        "AS DOUBLE PRECISION) <= :cutoff"
                     ),
                     {"n": len(self.prefix), "prefix": self.prefix, "cutoff": cutoff},
                 )

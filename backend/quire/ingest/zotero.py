@@ -30,7 +30,7 @@ from quire.errors import QuireError
 from quire.ingest.intake import add_file
 from quire.ingest.zotero_read import Attachment, Item, Library, read_library
 from quire.storage import documents, source_runs
-from quire.storage.db import Database
+from quire.storage.db import Database, json_text
 from quire.storage.documents import ORIGIN
 from quire.storage.schema import documents as documents_table
 from quire.storage.schema import utcnow
@@ -277,7 +277,7 @@ def _hide_gone(db: Database, library: Library, seen: set[str], summary: ZoteroSu
         rows = conn.execute(
             text(
                 "SELECT id, source_key FROM documents WHERE origin = 'zotero' "
-                "AND json_extract(metadata, '$.origin.library') = :lib "
+                f"AND {json_text(conn, 'metadata', 'origin', 'library')} = :lib "
                 "AND NOT (status = 'failed' AND coalesce(error, '') = :removed)"
             ),
             {"lib": str(library.location), "removed": REMOVED},
