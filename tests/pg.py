@@ -6,6 +6,7 @@ is built for AVX-512 and dies with SIGILL on CPUs without it)."""
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 import warnings
 from pathlib import Path
@@ -44,6 +45,7 @@ class PgServer:
             f"ALTER SYSTEM SET dynamic_library_path = '$libdir:{trgm / 'lib' / 'postgresql'}'"
         )
         pg._admin("SELECT pg_reload_conf()")
+        pg._admin(f"DROP DATABASE IF EXISTS {TEMPLATE}")
         pg._admin(f"CREATE DATABASE {TEMPLATE}")
         db = open_database(Settings(data_dir=directory / "unused", database_url=pg.url(TEMPLATE)))
         db.dispose()
@@ -66,6 +68,22 @@ class PgServer:
     def drop_database(self, url: str) -> None:
         name = url.rsplit("/", 1)[1].split("?", 1)[0]
         self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def pg_ctl(self, *args: str) -> None:
+        """Run pg_ctl on this server as its system user (an outage in a test: ``stop``, then
+        ``restart``, which starts it again with the options it was started with)."""
+        server = self._server
+        subprocess.run(
+            # -l: a started server writes to its log, not to pipes this process would wait on.
+            [str(server.bin_path / "pg_ctl"), "-D", str(server.pgdata), "-w", "-l", str(server.log)]
+            + list(args),
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+            user=server.system_user,
+        )
 
     def stop(self) -> None:
         self._server.cleanup()

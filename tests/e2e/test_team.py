@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import signal
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import text
 
+from quire.app import create_app
 from quire.config import Settings
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
@@ -96,3 +100,49 @@ def test_two_machines_share_one_queue_and_survive_a_kill_9(
     finally:
         db.dispose()
         pg_server.drop_database(url)
+
+
+@pytest.fixture
+def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
+    """A server of this test's own, to stop and start again."""
+    server = PgServer.start(tmp_path_factory.mktemp("pgown"))
+    yield server
+    server.stop()
+
+
+def test_the_database_going_away_mid_ingest_and_mid_search(
+    tmp_path: Path, own_server: PgServer
+) -> None:
+    url = own_server.create_database()
+    env = {"QUIRE_DATABASE_URL": url, "QUIRE_JOB_STALE_S": "3"}
+    settings = Settings(data_dir=tmp_path / "api", database_url=url)
+    doc = write_long_text(tmp_path / "long.txt", paragraphs=60, seed=3)
+    r = quire(tmp_path / "cli", "ingest", str(doc), **env)
+    assert r.returncode == 0, r.stderr
+    db = open_database(settings)
+    log = tmp_path / "worker.log"
+    worker = start_worker(tmp_path / "w", log, QUIRE_EMBED_BATCH="4", **env)
+    try:
+        with TestClient(create_app(settings)) as client:
+            wait_until(lambda: _counts(db)["vectors"] >= 8, 180, "some vectors to be written")
+            assert client.post("/api/search", json={"query": "basalt glacier"}).status_code == 200
+            own_server.pg_ctl("stop", "-m", "fast")
+            down = client.post("/api/search", json={"query": "basalt glacier"})
+            assert down.status_code == 503, down.text
+            assert down.json()["error"]["code"] == "unavailable"
+            assert "database is unreachable" in down.json()["error"]["message"]
+            time.sleep(2)  # the worker meets the outage too
+            own_server.pg_ctl("restart")
+            wait_until(lambda: _counts(db)["jobs_done"] == 1, 300, "the job to finish")
+            back = client.post("/api/search", json={"query": "basalt glacier"})
+            assert back.status_code == 200 and back.json()["hits"], back.text
+        assert worker.poll() is None, "the worker must outlive the outage"
+        counts = _counts(db)
+        assert counts["documents"] == counts["ready"] == counts["jobs"] == 1
+        assert counts["chunks"] == counts["indexed"] == counts["vectors"] == counts["bm25_rows"]
+        assert counts["duplicate_positions"] == 0
+        assert "database unreachable" in log.read_text()
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        db.dispose()

@@ -13,10 +13,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
 from quire.errors import ErrorBody, QuireError
+from quire.storage.db import unreachable
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +108,19 @@ def install(app: FastAPI) -> None:
         where = ".".join(x for x in first["loc"] if x not in ("body", "query", "path"))
         message = f"{where}: {first['msg']}" if where else str(first["msg"])
         return error_response(422, "validation_error", message, errs)
+
+    @app.exception_handler(DBAPIError)
+    async def _database(_: Request, exc: DBAPIError) -> JSONResponse:
+        if unreachable(exc):
+            # The database went away (a restart, a network cut): say so; retry later.
+            log.warning("database unreachable: %s", exc.orig.__class__.__name__)
+            return error_response(
+                503,
+                "unavailable",
+                "the library's database is unreachable right now; try again in a moment",
+            )
+        log.exception("unhandled database error")
+        return error_response(500, "internal_error", "internal error; see the server log")
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -24,7 +24,7 @@ from quire.embed.base import Embedder
 from quire.errors import EmbedderUnavailable, NotFound, QuireError
 from quire.ingest.pipeline import JobContext, run_ingest, run_reembed
 from quire.storage import documents, jobs, term_postings, vectors
-from quire.storage.db import Database
+from quire.storage.db import Database, unreachable
 from quire.storage.migrate import open_database
 from quire.storage.schema import utcnow
 from quire.storage.segment import STOPWORDS
@@ -85,8 +85,17 @@ class Worker:
                     return handled
                 self._stop.wait(5)
                 continue
-            with self.db.write() as conn:
-                job = jobs.claim(conn, self.identity, self.settings.job_stale_s)
+            try:
+                with self.db.write() as conn:
+                    job = jobs.claim(conn, self.identity, self.settings.job_stale_s)
+            except Exception as exc:
+                if not unreachable(exc):
+                    raise
+                log.warning("database unreachable (%s); trying again in 5 s", type(exc).__name__)
+                if drain:
+                    return handled
+                self._stop.wait(5)
+                continue
             if job is None:
                 self.refresh_terms()
                 if drain:
@@ -149,6 +158,12 @@ class Worker:
         except QuireError as exc:
             self._record_failure(job, exc.message, retryable=exc.retryable)
         except Exception as exc:  # noqa: BLE001 - a bug must fail one job, not the worker
+            if unreachable(exc):
+                # Nothing can be recorded now. What was written stays (each batch commits
+                # whole); the job keeps its row and, its heartbeat stale, is taken again and
+                # resumed once the database is back.
+                log.warning("job %s: database unreachable (%s)", job.id, type(exc).__name__)
+                return
             log.error("job %s crashed:\n%s", job.id, traceback.format_exc())
             self._record_failure(job, f"internal error: {type(exc).__name__}: {exc}", False)
         finally:

@@ -23,6 +23,7 @@ from typing import Any
 import sqlean
 import sqlite_vec
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import QueuePool
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,15 @@ class PostgresDatabase(Database):
             conn.begin(),
         ):
             yield conn
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database cannot be reached or used right now (a PostgreSQL
+    server stopped or restarting, its connection dropped; SQLite busy past its timeout):
+    the request or job is worth trying again, nothing about it was wrong."""
+    return isinstance(exc, OperationalError) or (
+        isinstance(exc, DBAPIError) and exc.connection_invalidated
+    )
 
 
 def is_postgres(conn: Connection) -> bool:
