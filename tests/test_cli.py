@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire
+from tests.pg import PgServer
 
 pytestmark = pytest.mark.slow  # the quire command as a process
 
@@ -124,6 +125,16 @@ def test_ingest_a_folder_with_bad_entries_reports_each_and_ingests_the_rest(
     assert "big.bin" in r.stderr and "over the" in r.stderr
     docs = json.loads(quire(data, "docs", "--json").stdout)
     assert [(d["filename"], d["status"]) for d in docs] == [("good.md", "ready")]
+
+
+def test_doctor_reads_a_postgresql_library(tmp_path: Path, pg_server: PgServer) -> None:
+    url = pg_server.create_database()
+    r = quire(tmp_path / "data", "doctor", QUIRE_DATABASE_URL=url)
+    pg_server.drop_database(url)
+    row = next(line for line in r.stdout.splitlines() if line.startswith("│ database"))
+    assert "ok" in row and "PostgreSQL 18" in row, r.stdout
+    assert "vector 0.8" in r.stdout.replace("\n", " ") and "pg_trgm" in r.stdout
+    assert r.returncode == 0, r.stdout
 
 
 def test_doctor_names_the_languages_the_embedder_misses(tmp_path: Path) -> None:

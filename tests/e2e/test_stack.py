@@ -20,11 +20,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def stack(tmp_path: Path) -> Iterator[str]:
-    with run_stack(tmp_path) as running:
+def stack(tmp_path: Path, database_url: str | None) -> Iterator[str]:
+    env = {"QUIRE_DATABASE_URL": database_url} if database_url else {}
+    with run_stack(tmp_path, **env) as running:
         yield running.web
 
 
+@pytest.mark.both_backends
 def test_upload_through_nginx_streams_job_progress_to_ready(stack: str) -> None:
     pdf = DOCS / "pdf" / "dmca-summary.pdf"
     big = b"x" * (3 * 1024 * 1024)

@@ -62,10 +62,19 @@ def doctor() -> None:
     def database() -> str:
         db = open_database(settings)
         with db.read() as conn:
-            v = conn.exec_driver_sql("SELECT sqlite_version(), vec_version()").one()
+            if db.dialect == "postgresql":
+                v = conn.exec_driver_sql(
+                    "SELECT current_setting('server_version'), (SELECT string_agg(extname || ' ' "
+                    "|| extversion, ', ' ORDER BY extname) FROM pg_extension "
+                    "WHERE extname IN ('vector', 'pg_trgm'))"
+                ).one()
+                what = f"PostgreSQL {v[0]} ({v[1]})"
+            else:
+                v = conn.exec_driver_sql("SELECT sqlite_version(), vec_version()").one()
+                what = f"SQLite {v[0]}, sqlite-vec {v[1]}"
             meta = vectors.read_meta(conn)
         db.dispose()
-        return f"SQLite {v[0]}, sqlite-vec {v[1]}, vectors: {meta}"
+        return f"{what}, vectors: {meta}"
 
     def embedder() -> str:
         emb = make_embedder(settings)
@@ -117,6 +126,8 @@ def doctor() -> None:
         return languages_detail(report)
 
     def frequent_terms() -> str:
+        if settings.backend == "postgresql":
+            return "PostgreSQL: BM25 rows kept as chunks are written (nothing to read later)"
         db = open_database(settings)
         with db.read() as conn:
             ok, detail = term_postings.status(conn, settings.bm25_frequent_df)
@@ -137,7 +148,7 @@ def doctor() -> None:
         ("data dir", data_dir),
         ("tesseract", tesseract),
         ("poppler", poppler),
-        ("sqlite + sqlite-vec", database),
+        ("database", database),
         ("embedder", embedder),
     ]
     optional = [

@@ -6,7 +6,7 @@ import sys
 
 import click
 from pydantic import SecretStr, ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich import progress as rp
 from rich.table import Table
 
 from quire.cli.common import console, error, fail, settings
@@ -41,14 +41,14 @@ def migrate_to_postgres(url: str) -> None:
         error(f"cannot open the PostgreSQL database: {exc}")
         sys.exit(1)
     try:
-        with Progress(
-            TextColumn("{task.description:<14}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
+        with rp.Progress(
+            rp.TextColumn("{task.description:<14}"),
+            rp.BarColumn(),
+            rp.MofNCompleteColumn(),
+            rp.TimeElapsedColumn(),
             console=console,
         ) as bars:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, rp.TaskID] = {}
 
             def report(what: str, done: int, total: int) -> None:
                 if what not in tasks:

@@ -16,7 +16,7 @@ by tokenizing the candidate chunks again; its document frequency is the count of
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -90,14 +90,14 @@ def index(conn: Connection, chunk_ids: Sequence[int]) -> None:
             tf_heading.append(in_heading[term])
             lengths.append(toks.length)
     if terms:
-        conn.execute(
-            text(
-                "INSERT INTO bm25_postings (term, chunk_id, tf_text, tf_heading, len) "
-                "SELECT * FROM unnest(CAST(:t AS text[]), CAST(:c AS bigint[]), "
-                "CAST(:a AS integer[]), CAST(:b AS integer[]), CAST(:l AS integer[]))"
-            ),
-            {"t": terms, "c": owners, "a": tf_text, "b": tf_heading, "l": lengths},
-        )
+        # COPY: ~3x faster than a multi-row INSERT of the same rows (bench/postgres.py).
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(
+            "COPY bm25_postings (term, chunk_id, tf_text, tf_heading, len) FROM STDIN"
+        ) as copy:
+            for row in zip(terms, owners, tf_text, tf_heading, lengths, strict=True):
+                copy.write_row(row)
     conn.execute(
         text(
             "UPDATE page_chunks SET bm25_len = u.len FROM unnest(CAST(:c AS bigint[]), "
@@ -190,18 +190,19 @@ def bm25(
     terms = list(singles)
     idfs: list[float] = []
     if terms:
-        df = dict(
-            conn.execute(
+        df: dict[str, int] = {
+            str(r[0]): int(r[1])
+            for r in conn.execute(
                 text(
                     "SELECT term, count(*) FROM bm25_postings "
                     "WHERE term = ANY(CAST(:t AS text[])) GROUP BY term"
                 ),
                 {"t": terms},
-            ).all()
-        )
+            )
+        }
         # A phrase given twice counts twice, as FTS5 sums over the query's phrases.
-        idfs = [term_postings.idf(stats.rows, int(df.get(t, 0))) * singles[t] for t in terms]
-    extra: Counter[int] = Counter()
+        idfs = [term_postings.idf(stats.rows, df.get(t, 0)) * singles[t] for t in terms]
+    extra: defaultdict[int, float] = defaultdict(float)
     for toks in multi:
         for cid, score in _phrase_scores(conn, toks, stats, heading_weight).items():
             extra[cid] += score
