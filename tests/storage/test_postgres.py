@@ -4,7 +4,9 @@ FTS5's scores on the same chunks, so the two backends rank alike."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 
 from quire.config import Settings
+from quire.ingest.intake import add_file
 from quire.retrieval import exact, lexical
 from quire.retrieval.filters import Filter
 from quire.storage import chunks
@@ -232,3 +235,32 @@ def test_postgresql_upgrade_is_idempotent_and_downgrade_reverses(pg_server: PgSe
     assert "vec.page_vecs" in tables()
     db.dispose()
     pg_server.drop_database(url)
+
+
+def test_concurrent_uploads_of_one_file_make_one_document_and_one_job(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    """PostgreSQL writers do not queue as SQLite's do: the unique constraints settle a race."""
+    url = pg_server.create_database()
+    settings = Settings(data_dir=tmp_path / "data", database_url=url)
+    db = open_database(settings)
+    src = tmp_path / "same.txt"
+    src.write_text("The same bytes, uploaded eight times at once.\n" * 20)
+    barrier = threading.Barrier(8)
+
+    def upload(_: int) -> str:
+        barrier.wait(timeout=30)
+        return add_file(db, settings.files_dir, src, "same.txt", max_bytes=10**6).status
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            outcomes = sorted(pool.map(upload, range(8)))
+        assert outcomes == ["duplicate"] * 7 + ["queued"]
+        with db.read() as conn:
+            counts = conn.execute(
+                text("SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM ingest_jobs)")
+            ).one()
+        assert tuple(counts) == (1, 1)
+    finally:
+        db.dispose()
+        pg_server.drop_database(url)
