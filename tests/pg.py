@@ -86,4 +86,10 @@ class PgServer:
         )
 
     def stop(self) -> None:
+        # pg_ctl first: a server restarted by pg_ctl (an outage test) is not the process
+        # pgserver's handle started, and its cleanup would leave it running.
+        try:
+            self.pg_ctl("stop", "-m", "fast")
+        except subprocess.CalledProcessError:
+            pass  # already stopped
         self._server.cleanup()

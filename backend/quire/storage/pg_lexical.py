@@ -93,9 +93,12 @@ def index(conn: Connection, chunk_ids: Sequence[int]) -> None:
         # COPY: ~3x faster than a multi-row INSERT of the same rows (bench/postgres.py).
         raw = conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor() as cur, cur.copy(
-            "COPY bm25_postings (term, chunk_id, tf_text, tf_heading, len) FROM STDIN"
-        ) as copy:
+        with (
+            raw.cursor() as cur,
+            cur.copy(
+                "COPY bm25_postings (term, chunk_id, tf_text, tf_heading, len) FROM STDIN"
+            ) as copy,
+        ):
             for row in zip(terms, owners, tf_text, tf_heading, lengths, strict=True):
                 copy.write_row(row)
     conn.execute(
