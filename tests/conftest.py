@@ -46,9 +46,8 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def module_database_url(request: pytest.FixtureRequest, backend: str) -> Iterator[str | None]:
-    """A PostgreSQL database shared by a module's tests (on the postgresql backend)."""
+def _backend_database(request: pytest.FixtureRequest, backend: str) -> Iterator[str | None]:
+    """A fresh migrated PostgreSQL database (dropped after), or None on SQLite."""
     if backend != "postgresql":
         yield None
         return
@@ -56,18 +55,18 @@ def module_database_url(request: pytest.FixtureRequest, backend: str) -> Iterato
     url = server.create_database()
     yield url
     server.drop_database(url)
+
+
+@pytest.fixture(scope="module")
+def module_database_url(request: pytest.FixtureRequest, backend: str) -> Iterator[str | None]:
+    """A PostgreSQL database shared by a module's tests (on the postgresql backend)."""
+    yield from _backend_database(request, backend)
 
 
 @pytest.fixture
 def database_url(backend: str, request: pytest.FixtureRequest) -> Iterator[str | None]:
     """A fresh migrated PostgreSQL database for this test, or None on SQLite."""
-    if backend != "postgresql":
-        yield None
-        return
-    server: PgServer = request.getfixturevalue("pg_server")
-    url = server.create_database()
-    yield url
-    server.drop_database(url)
+    yield from _backend_database(request, backend)
 
 
 @pytest.fixture

@@ -62,17 +62,17 @@ def _chunk(n: int, head: str, body: str) -> Chunk:
     return Chunk(n, 0, head, body, content_hash=digest, source="text")
 
 
-def _fill(db: Database) -> int:
-    now = utcnow()
+def _fill(db: Database, name: str = "a") -> int:
+    """A ready document ``name``.txt holding PAGES, one chunk a page; its id."""
     with db.write() as conn:
         doc = int(
             conn.execute(
                 text(
                     "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
-                    "status, created_at, updated_at) VALUES ('text', 'a.txt', 'x', 1, '/x', "
+                    "status, created_at, updated_at) VALUES ('text', :f, :s, 1, '/x', "
                     "'ready', :t, :t) RETURNING id"
                 ),
-                {"t": now},
+                {"f": f"{name}.txt", "s": f"sha-{name}", "t": utcnow()},
             ).scalar_one()
         )
         pages = [_page(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
@@ -130,7 +130,7 @@ def test_totals_follow_inserts_edits_and_a_documents_deletion(
     both: tuple[Database, Database],
 ) -> None:
     _, postgres = both
-    doc = _fill_second(postgres)
+    doc = _fill(postgres, "b")
 
     def totals() -> tuple[int, int, int, int, int, int]:
         with postgres.read() as conn:
@@ -169,25 +169,6 @@ def test_totals_follow_inserts_edits_and_a_documents_deletion(
             )
         ).scalar_one()
     assert orphans == 0
-
-
-def _fill_second(db: Database) -> int:
-    now = utcnow()
-    with db.write() as conn:
-        doc = int(
-            conn.execute(
-                text(
-                    "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
-                    "status, created_at, updated_at) VALUES ('text', 'b.txt', 'y', 1, '/y', "
-                    "'ready', :t, :t) RETURNING id"
-                ),
-                {"t": now},
-            ).scalar_one()
-        )
-        pages = [_page(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
-        found = [_chunk(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
-        chunks.replace(conn, doc, pages, found)
-    return doc
 
 
 def test_postgresql_schema_matches_the_table_definitions(pg_server: PgServer) -> None:

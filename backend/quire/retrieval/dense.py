@@ -37,6 +37,7 @@ from sqlalchemy.exc import OperationalError
 from quire.retrieval.filters import Filter
 from quire.retrieval.quantised_scan import QuantisedBlocks
 from quire.retrieval.watch import DataVersion
+from quire.storage import vectors
 
 log = logging.getLogger(__name__)
 
@@ -90,14 +91,13 @@ def knn_postgres(
     ef = min(max(k * EF_FACTOR, 100), MAX_EF)
     conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {int(ef)}")
     conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = strict_order")
-    literal = "[" + ",".join(str(x) for x in np.asarray(query, dtype=np.float32)) + "]"
     rows = conn.execute(
         text(
             "SELECT v.chunk_id, v.embedding <=> CAST(:q AS vector) AS dist FROM vec.page_vecs v "
             "JOIN page_chunks c ON c.id = v.chunk_id JOIN documents d ON d.id = c.document_id "
             f"WHERE {where} ORDER BY dist LIMIT :k"
         ),
-        {"q": literal, "k": k, **params},
+        {"q": vectors.pgvector_literal(query), "k": k, **params},
     ).all()
     return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 

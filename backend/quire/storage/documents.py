@@ -12,8 +12,8 @@ from sqlalchemy import ColumnElement, Connection, func, select, text, update
 from sqlalchemy import insert as insert_
 
 from quire.errors import NotFound
-from quire.storage import chunks, jobs
-from quire.storage.db import Database, is_postgres
+from quire.storage import chunks, jobs, vectors
+from quire.storage.db import Database
 from quire.storage.records import VISIBLE_SQL, Kind
 from quire.storage.schema import documents, ingest_jobs, utcnow
 
@@ -236,7 +236,7 @@ def mark_embedded(conn: Connection) -> int:
             "UPDATE documents SET status = 'ready', updated_at = :t WHERE status = 'searchable' "
             "AND NOT EXISTS (SELECT 1 FROM page_chunks c WHERE c.document_id = documents.id "
             "AND NOT EXISTS (SELECT 1 FROM vec.page_vecs v "
-            f"WHERE v.{'chunk_id' if is_postgres(conn) else 'rowid'} = c.id))"
+            f"WHERE v.{vectors.chunk_key(conn)} = c.id))"
         ),
         {"t": utcnow()},
     )

@@ -10,8 +10,9 @@ copy that directory to the shared store).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Table, func, insert, select, text
@@ -88,25 +89,39 @@ def _count(conn: Connection, table: Table) -> int:
     return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 
 
+Rows = Sequence[Any]  # result rows (sqlalchemy Row), first column the id
+
+
+def _batches(src: Database, read: Callable[[Connection, int], Rows]) -> Iterator[Rows]:
+    """The rows of ``src`` in id order, BATCH at a time: ``read(conn, last)`` gives those
+    after id ``last`` (the first column is the id), each batch in a read of its own."""
+    last = 0
+    while True:
+        with src.read() as conn:
+            rows = read(conn, last)
+        if not rows:
+            return
+        yield rows
+        last = int(rows[-1][0])
+
+
 def _copy_table(src: Database, dst: Database, table: Table, report: Progress) -> tuple[int, int]:
     columns = [c for c in table.columns if c.computed is None]
     with src.read() as conn:
         total = _count(conn, table)
-    done, last = 0, 0
+    done = 0
     report(table.name, 0, total)
-    while True:
-        with src.read() as conn:
-            rows = conn.execute(
-                select(*columns).where(table.c.id > last).order_by(table.c.id).limit(BATCH)
-            ).all()
-        if not rows:
-            break
+
+    def read(conn: Connection, last: int) -> Rows:
+        query = select(*columns).where(table.c.id > last).order_by(table.c.id).limit(BATCH)
+        return conn.execute(query).all()
+
+    for rows in _batches(src, read):
         values = [{c.key: r[i] for i, c in enumerate(columns)} for r in rows]
         with dst.write() as conn:
             conn.execute(insert(table), values)
             if table is page_chunks:
                 pg_lexical.index(conn, [int(r.id) for r in rows])
-        last = int(rows[-1].id)
         done += len(rows)
         report(table.name, done, total)
     with dst.write() as conn:
@@ -129,24 +144,23 @@ def _copy_vectors(src: Database, dst: Database, report: Progress) -> tuple[int, 
         return 0, 0
     with dst.write() as conn:
         vectors.ensure(conn, meta.model, meta.dim)
-    done, last = 0, 0
+    done = 0
     report("vectors", 0, total)
-    while True:
-        with src.read() as conn:
-            rows = conn.execute(
-                text(
-                    "SELECT rowid, embedding FROM vec.page_vecs WHERE rowid > :last "
-                    "ORDER BY rowid LIMIT :n"
-                ),
-                {"last": last, "n": BATCH},
-            ).all()
-        if not rows:
-            break
+
+    def read(conn: Connection, last: int) -> Rows:
+        return conn.execute(
+            text(
+                "SELECT rowid, embedding FROM vec.page_vecs WHERE rowid > :last "
+                "ORDER BY rowid LIMIT :n"
+            ),
+            {"last": last, "n": BATCH},
+        ).all()
+
+    for rows in _batches(src, read):
         ids = [int(r[0]) for r in rows]
         matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
         with dst.write() as conn:
             vectors.add(conn, meta.model, ids, matrix)
-        last = ids[-1]
         done += len(rows)
         report("vectors", done, total)
     with dst.write() as conn:

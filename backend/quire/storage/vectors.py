@@ -35,8 +35,8 @@ class VecMeta:
     state: State
 
 
-def _key(conn: Connection) -> str:
-    """The chunk id column of vec.page_vecs."""
+def chunk_key(conn: Connection) -> str:
+    """The chunk id column of vec.page_vecs (vec0's rowid; a column on PostgreSQL)."""
     return "chunk_id" if is_postgres(conn) else "rowid"
 
 
@@ -125,7 +125,7 @@ def missing_count(conn: Connection, document_id: int | None = None) -> int:
     """Chunks without a vector (of one document, or all)."""
     sql = (
         "SELECT count(*) FROM page_chunks c "
-        f"WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.{_key(conn)} = c.id)"
+        f"WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.{chunk_key(conn)} = c.id)"
     )
     if document_id is not None:
         sql += " AND c.document_id = :d"
@@ -136,7 +136,7 @@ def missing_chunks(conn: Connection, document_id: int | None, limit: int) -> lis
     """Up to ``limit`` (chunk id, text) pairs that still need a vector."""
     sql = (
         "SELECT c.id, c.text FROM page_chunks c "
-        f"WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.{_key(conn)} = c.id)"
+        f"WHERE NOT EXISTS (SELECT 1 FROM vec.page_vecs v WHERE v.{chunk_key(conn)} = c.id)"
     )
     if document_id is not None:
         sql += " AND c.document_id = :d"
@@ -165,7 +165,7 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
     }
     if is_postgres(conn):
         pg_rows = [
-            {"id": cid, "v": _pgvector(vec)}
+            {"id": cid, "v": pgvector_literal(vec)}
             for cid, vec in zip(ids, vectors, strict=True)
             if cid in live
         ]
@@ -197,14 +197,14 @@ def delete(conn: Connection, chunk_ids: list[int]) -> None:
     """Remove the vectors of these chunks."""
     if chunk_ids:
         conn.execute(
-            text(f"DELETE FROM vec.page_vecs WHERE {in_ids(conn, _key(conn), 'ids')}"),
+            text(f"DELETE FROM vec.page_vecs WHERE {in_ids(conn, chunk_key(conn), 'ids')}"),
             {"ids": id_list(conn, chunk_ids)},
         )
 
 
 def delete_orphans(conn: Connection) -> int:
     """Drop vectors whose chunk no longer exists (left by a crash between the two files)."""
-    key = _key(conn)
+    key = chunk_key(conn)
     orphans = [
         r[0]
         for r in conn.exec_driver_sql(
@@ -221,7 +221,7 @@ def count(conn: Connection) -> int:
     return int(conn.exec_driver_sql("SELECT count(*) FROM vec.page_vecs").scalar_one())
 
 
-def _pgvector(vec: Any) -> str:
+def pgvector_literal(vec: Any) -> str:
     """pgvector's text form of a vector: shortest float32 round-trip digits."""
     values = np.asarray(vec, dtype=np.float32)
     return "[" + ",".join(str(x) for x in values) + "]"
