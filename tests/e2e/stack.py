@@ -29,6 +29,17 @@ class Stack:
     api: str  # the API directly
     data: Path
     log: Path
+    procs: tuple[subprocess.Popen[bytes], ...] = ()
+
+
+def stack_report(stack: Stack, lines: int = 60) -> str:
+    """Which of the stack's processes still run, and the last lines of their log."""
+    alive = ", ".join(
+        f"{' '.join(map(str, p.args[-2:]))}: {'running' if p.poll() is None else p.returncode}"
+        for p in stack.procs
+    )
+    tail = stack.log.read_text(errors="replace").splitlines()[-lines:]
+    return f"processes: {alive}\n" + "\n".join(tail)
 
 
 @contextlib.contextmanager
@@ -63,7 +74,9 @@ def run_stack(tmp_path: Path, *, dist: Path | None = None, **env: str) -> Iterat
             ),
             start_worker(data, log_path, **env),
         ]
-    stack = Stack(f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{api_port}", data, log_path)
+    stack = Stack(
+        f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{api_port}", data, log_path, tuple(procs)
+    )
 
     def up() -> bool:
         try:

@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Dialog, FloatRect, Page, expect, sync_p
 
 from tests.conftest import DOCS
 from tests.e2e.browser_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, built_spa
-from tests.e2e.stack import Stack, run_stack
+from tests.e2e.stack import Stack, run_stack, stack_report
 
 pytestmark = pytest.mark.slow
 
@@ -84,6 +84,8 @@ def page(browser: Browser, stack: Stack) -> Iterator[Page]:
     pg.add_init_script("window.__pwned = undefined")
     yield pg
     ctx.close()
+    # Shown with a failure only (captured): what the API and the worker were doing.
+    print(stack_report(stack))
     assert not errors, f"errors in the page: {errors}"
 
 

@@ -79,19 +79,17 @@ class Worker:
         while not self._stop.is_set():
             try:
                 self._check_store()
-            except EmbedderUnavailable as exc:
-                log.warning("embedder not ready (%s); retrying in 5 s", exc)
-                if drain:
-                    return handled
-                self._stop.wait(5)
-                continue
-            try:
                 with self.db.write() as conn:
                     job = jobs.claim(conn, self.identity, self.settings.job_stale_s)
             except Exception as exc:
-                if not unreachable(exc):
+                # The embedder still loading, or the database away (a PostgreSQL restart;
+                # SQLite locked past its timeout, e.g. by a long migration at start-up).
+                if isinstance(exc, EmbedderUnavailable):
+                    log.warning("embedder not ready (%s); retrying in 5 s", exc)
+                elif unreachable(exc):
+                    log.warning("database unreachable (%s); retrying in 5 s", type(exc).__name__)
+                else:
                     raise
-                log.warning("database unreachable (%s); trying again in 5 s", type(exc).__name__)
                 if drain:
                     return handled
                 self._stop.wait(5)
