@@ -29,6 +29,7 @@ from quire.config import Settings
 from quire.mcp import http as mcp_http
 from quire.perplexity.runner import SyncRunner
 from quire.runtime import Runtime
+from quire.storage import access
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with Runtime.open(settings) as runtime:
             sync_runner = SyncRunner(settings, runtime.db)
             log.info("Quire %s on %s", __version__, settings.data_dir)
+            # Fail closed: what starts from here without a request's reader (the MCP
+            # server's session tasks) reads nothing until it binds one (storage/access.py).
+            access.bind(access.NOBODY)
             try:
                 async with mcp_http.serve(runtime) as mcp_sessions:
                     yield {

@@ -100,6 +100,14 @@ class NotFound(QuireError):
     code = "not_found"
 
 
+class OriginalMissing(QuireError):
+    """A document's original file is not in the store (which is there): its job fails, the
+    file route answers 404."""
+
+    status_code = 404
+    code = "not_found"
+
+
 class Conflict(QuireError):
     status_code = 409
     code = "conflict"
@@ -118,6 +126,13 @@ class ServiceUnavailable(QuireError):
 
 class EmbedderUnavailable(ServiceUnavailable):
     code = "embedder_unavailable"
+
+
+class StoreUnavailable(ServiceUnavailable):
+    """The originals store (QUIRE_ORIGINALS_DIR, a shared mount) cannot be reached: a job
+    waits for it, however long, instead of failing."""
+
+    code = "store_unavailable"
 
 
 class ModelNotPulled(EmbedderUnavailable):

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from quire.config import Settings
 from quire.retrieval import dense, lexical
 from quire.retrieval.filters import Filter
-from quire.storage import conversations
+from quire.storage import conversations, people
 from quire.storage.migrate import open_database
 from tests.e2e.helpers import quire
 from tests.pg import PgServer
@@ -24,13 +24,16 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
     with sqlite.write() as conn:
         conv = conversations.create(conn, "moved along")
         conversations.add_message(conn, conv, "user", "What does section 1201 prohibit?")
+        people.add_user(conn, "ada", admin=True)
+        _, token = people.issue_token(conn, "ada", "laptop")
     url = pg_server.create_database()
     try:
         r = quire(settings.data_dir, "migrate-to-postgres", url, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "✗" not in r.stdout and "QUIRE_ORIGINALS_DIR=" in r.stdout
         postgres = open_database(Settings(data_dir=tmp_path / "pg", database_url=url))
-        tables = ("documents", "pages", "page_chunks", "ingest_jobs", "messages")
+        tables = ("users", "api_tokens", "documents", "pages", "page_chunks", "ingest_jobs")
+        tables += ("messages",)
         for table in tables:
             with sqlite.read() as a, postgres.read() as b:
                 rows = f"SELECT * FROM {table} ORDER BY id"
@@ -54,9 +57,11 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
             got = dense.knn_postgres(b, query_vec, k=5, flt=Filter())
         assert [c for c, _ in got] == [c for c, _ in want]
         assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
-        # New rows get new ids after the copied ones.
+        # New rows get new ids after the copied ones; Ada's token still signs her in.
         with postgres.write() as conn:
             assert conversations.create(conn, "next") > conv
+            reader = people.reader_for(conn, token)
+            assert reader is not None and reader.name == "ada" and reader.admin
         postgres.dispose()
         # Into a library that is not empty: refused, nothing written.
         again = quire(settings.data_dir, "migrate-to-postgres", url, timeout=600)

@@ -7,9 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from quire.config import Settings
+from quire.errors import Forbidden
 from quire.perplexity.runner import SyncRunner
 from quire.retrieval.search import Searcher
 from quire.runtime import Runtime
+from quire.storage import access
 from quire.storage.db import Database
 from quire.synthesis.engine import ChatEngine
 
@@ -49,3 +51,13 @@ DbDep = Annotated[Database, Depends(get_db)]
 SearcherDep = Annotated[Searcher, Depends(get_searcher)]
 EngineDep = Annotated[ChatEngine, Depends(get_engine)]
 SyncRunnerDep = Annotated[SyncRunner, Depends(get_sync_runner)]
+
+
+def require_admin() -> None:
+    """Library-wide settings (Perplexity sync): on a library with people, admins only."""
+    reader = access.current()
+    if not (reader.everything or reader.admin):
+        raise Forbidden("only an admin of this library may use this (quire users add --admin)")
+
+
+AdminOnly = Depends(require_admin)

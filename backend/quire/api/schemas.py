@@ -9,7 +9,7 @@ from fastapi import Path
 from pydantic import AfterValidator, BaseModel, Field
 
 from quire.errors import ErrorBody
-from quire.storage.records import MAX_ID, DocumentStatus, Kind, Origin
+from quire.storage.records import MAX_ID, DocumentStatus, Kind, Origin, Visibility
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -72,6 +72,13 @@ class DocumentOut(BaseModel):
         description="Where it came from: upload (also `quire ingest`, MCP), folder (a watched "
         "folder), chatgpt, claude, perplexity, zotero, web (an MCP download). Details (the "
         "folder, the Zotero item) are in metadata.origin.",
+    )
+    visibility: Visibility = Field(
+        default="team",
+        description="team: every person of the library reads it; private: only its owner.",
+    )
+    owner: str | None = Field(
+        default=None, description="The person who added it (null: no people, or a sync)."
     )
     job: JobBrief | None = None
 
@@ -249,3 +256,21 @@ def stream_error_responses(described: dict[int, str]) -> dict[int | str, dict[st
         status: {"description": description, "content": json_error}
         for status, description in described.items()
     }
+
+
+class MeUser(BaseModel):
+    id: int
+    name: str
+    admin: bool
+
+
+class MeOut(BaseModel):
+    """Who the request reads as."""
+
+    mode: Literal["single", "people"] = Field(
+        description="single: a one-person library (no sign-in); people: each person signs in "
+        "with their own token (quire users)."
+    )
+    user: MeUser | None = Field(
+        description="The signed-in person (null: single mode, or the service token)."
+    )

@@ -6,7 +6,7 @@ serve.py     serve                           doctor.py    doctor
 backup.py    backup, restore, compact        perplexity.py  perplexity login|sync|…
 models.py    models status|pull          mcp.py       mcp
 watch.py     watch                           imports.py   import chatgpt|claude
-postgres.py  migrate-to-postgres
+postgres.py  migrate-to-postgres              users.py     users add|list|token|tokens|revoke
 common.py    consoles, settings, errors, running ingest jobs with progress
 """
 
@@ -27,6 +27,7 @@ from quire.cli.perplexity import perplexity_group
 from quire.cli.postgres import migrate_to_postgres
 from quire.cli.search import search
 from quire.cli.serve import serve
+from quire.cli.users import users_group
 from quire.cli.watch import watch
 
 
@@ -56,5 +57,6 @@ for command in (
     watch,
     import_group,
     migrate_to_postgres,
+    users_group,
 ):
     main.add_command(command)

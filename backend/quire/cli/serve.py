@@ -10,6 +10,8 @@ import uvicorn
 from quire.api.auth import BindRefused, check_bind
 from quire.app import create_app
 from quire.cli.common import settings
+from quire.storage import people
+from quire.storage.migrate import open_database
 
 
 @click.command()
@@ -19,8 +21,14 @@ def serve(host: str | None, port: int | None) -> None:
     """Run the API server."""
     config = settings()
     host = host or config.host
+    db = open_database(config)
     try:
-        check_bind(host, config)
+        with db.read() as conn:
+            has_people = people.exist(conn)
+    finally:
+        db.dispose()
+    try:
+        check_bind(host, config, people=has_people)
     except BindRefused as exc:
         click.echo(f"quire serve: {exc}", err=True)
         sys.exit(2)

@@ -30,7 +30,7 @@ from quire.embed.base import Embedder
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.intake import safe_filename
 from quire.ingest.language import detect as detect_language
-from quire.storage import chunks, vectors
+from quire.storage import access, chunks, vectors
 from quire.storage.db import Database, id_list, in_ids
 from quire.storage.documents import stored_path
 from quire.storage.records import Kind, Page, PageSource
@@ -174,7 +174,9 @@ def _store_batch(
                 stats.updated += 1
             else:
                 result = conn.execute(
-                    insert(documents).values(source_key=rec.key, created_at=now, **values)
+                    insert(documents).values(
+                        source_key=rec.key, created_at=now, **values, **access.new_document()
+                    )
                 )
                 doc_id = int(result.inserted_primary_key[0])  # type: ignore[index]
                 stats.added += 1

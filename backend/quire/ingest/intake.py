@@ -18,14 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
-from quire.errors import EmptyFile, FileTooLarge
+from quire.errors import Conflict, EmptyFile, FileTooLarge, NotFound
 from quire.hashing import sha256_file
 from quire.ingest.detect import detect_kind
 from quire.storage import documents, jobs
 from quire.storage.db import Database
 from quire.storage.records import Kind
+from quire.storage.schema import documents as documents_table
 
 IntakeStatus = Literal["queued", "duplicate", "updated", "requeued"]
 
@@ -96,6 +98,7 @@ def add_file(
         with db.write() as conn:
             same = documents.by_sha256(conn, digest)
             if same is not None:
+                _check_readable(conn, same.id, filename)
                 if same.status == "failed":
                     documents.set_status(conn, same.id, "queued")
                     job_id = jobs.enqueue(conn, same.id)
@@ -104,6 +107,7 @@ def add_file(
                 return Intake(same.id, job.id if job else None, "duplicate", kind, filename, digest)
             prior = documents.by_source_key(conn, source_key) if source_key is not None else None
             if prior is not None:
+                _check_readable(conn, prior.id, filename)
                 old_path = prior.stored_path
                 documents.new_version(
                     conn,
@@ -132,8 +136,21 @@ def add_file(
         with db.read() as conn:
             stored = documents.by_sha256(conn, digest)
             assert stored is not None
+            _check_readable(conn, stored.id, filename)
             job = jobs.latest_for_document(conn, stored.id)
         return Intake(stored.id, job.id if job else None, "duplicate", kind, filename, digest)
     finally:
         if old_path and old_path != str(target):
             Path(old_path).unlink(missing_ok=True)
+
+
+def _check_readable(conn: Connection, document_id: int, filename: str) -> None:
+    """Content is stored once per library: when another person holds these bytes (or this
+    source key) privately, the upload is refused rather than shown or changed."""
+    try:
+        documents.readable(conn, document_id, documents_table.c.id)
+    except NotFound:
+        raise Conflict(
+            f"{filename}: another member of this library holds the same file privately; "
+            "ask them to share it (nothing was stored)"
+        ) from None

@@ -21,7 +21,7 @@ from typing import Any
 from quire.config import Settings
 from quire.embed import make_embedder
 from quire.embed.base import Embedder
-from quire.errors import EmbedderUnavailable, NotFound, QuireError
+from quire.errors import EmbedderUnavailable, NotFound, QuireError, StoreUnavailable
 from quire.ingest.pipeline import JobContext, run_ingest, run_reembed
 from quire.storage import documents, jobs, term_postings, vectors
 from quire.storage.db import Database, unreachable
@@ -30,6 +30,9 @@ from quire.storage.schema import utcnow
 from quire.storage.segment import STOPWORDS
 
 log = logging.getLogger(__name__)
+
+#: How long a job waits before looking again for an originals store that could not be read.
+STORE_RETRY_S = 30.0
 
 
 def prepare_vector_store(db: Database, embedder: Embedder) -> bool:
@@ -153,6 +156,10 @@ class Worker:
             log.warning("job %s was taken over by another worker; leaving it", job.id)
         except NotFound as exc:
             self._record_failure(job, exc.message, retryable=False, mark_document=False)
+        except StoreUnavailable as exc:
+            # The shared store is away (an unmounted share): the job waits for it, however
+            # long, without using up its attempts; nothing about the document is wrong.
+            self._record_failure(job, exc.message, retryable=True, wait_s=STORE_RETRY_S)
         except QuireError as exc:
             self._record_failure(job, exc.message, retryable=exc.retryable)
         except Exception as exc:  # noqa: BLE001 - a bug must fail one job, not the worker
@@ -182,13 +189,23 @@ class Worker:
                 log.warning("heartbeat of job %s failed", job_id, exc_info=True)
 
     def _record_failure(
-        self, job: jobs.Job, message: str, retryable: bool, *, mark_document: bool = True
+        self,
+        job: jobs.Job,
+        message: str,
+        retryable: bool,
+        *,
+        mark_document: bool = True,
+        wait_s: float | None = None,
     ) -> None:
+        """Fail the job, or queue it again (``retryable``: with backoff while attempts are
+        left; ``wait_s``: after that long, whatever the attempts)."""
         try:
             with self.db.write() as conn:
-                if retryable and job.attempts < self.settings.job_max_attempts:
-                    delay = 5 * 2 ** (job.attempts - 1)
-                    log.warning("job %s: %s; retry in %d s", job.id, message, delay)
+                if retryable and (
+                    wait_s is not None or job.attempts < self.settings.job_max_attempts
+                ):
+                    delay = wait_s if wait_s is not None else 5 * 2 ** (job.attempts - 1)
+                    log.warning("job %s: %s; retry in %g s", job.id, message, delay)
                     retry_at = utcnow() + timedelta(seconds=delay)
                     jobs.fail(conn, job.id, message, retry_at=retry_at, owner=self.identity)
                     if job.document_id is not None and mark_document:

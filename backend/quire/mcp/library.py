@@ -123,9 +123,12 @@ class _Doc:
 
 
 def _document(conn: Connection, document_id: int) -> _Doc:
-    row = conn.execute(select(documents_table).where(documents_table.c.id == document_id)).first()
-    if row is None:
-        raise NotFound(f"document {document_id} does not exist; list_documents shows the ids")
+    try:
+        row = documents.readable(conn, document_id)
+    except NotFound:
+        raise NotFound(
+            f"document {document_id} does not exist; list_documents shows the ids"
+        ) from None
     return _Doc(
         title=row.title or row.filename,
         kind=row.kind,

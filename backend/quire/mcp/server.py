@@ -27,6 +27,7 @@ from quire.mcp.citations import DOCUMENT_URI, PAGE_URI, Links
 from quire.retrieval.options import LanguageTag, RetrievalOptions, SearchOptions, Strategy
 from quire.retrieval.search import MAX_QUERY_CHARS
 from quire.runtime import Runtime
+from quire.storage import access
 from quire.storage.records import DocumentStatus, Id, Kind
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.engine import MAX_MESSAGE_CHARS
@@ -120,7 +121,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             )
             return library.search(rt, query, options, _links(ctx))
 
-        return await _result("search", asyncio.to_thread(work))
+        return await _result("search", asyncio.to_thread(work), ctx)
 
     @server.tool(title="Ask the library", annotations=READS)
     async def ask(
@@ -161,7 +162,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             )
             return await answers.ask(rt, request, _links(ctx), report)
 
-        return await _result("ask", work())
+        return await _result("ask", work(), ctx)
 
     @server.tool(title="Read a page", annotations=READS)
     async def get_page(
@@ -186,10 +187,12 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             asyncio.to_thread(
                 library.page, rt, document_id, page, context=context, links=_links(ctx)
             ),
+            ctx,
         )
 
     @server.tool(title="List the documents", annotations=READS)
     async def list_documents(
+        ctx: Context,
         kind: Annotated[Kind | None, Field(description="Only this kind.")] = None,
         status: Annotated[
             DocumentStatus | None,
@@ -225,6 +228,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 text=text,
                 limit=limit,
             ),
+            ctx,
         )
 
     @server.tool(
@@ -246,11 +250,12 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 "URL to download (PDF, EPUB, Perplexity markdown, md, txt).",
             ),
         ],
+        ctx: Context,
     ) -> Annotated[CallToolResult, models.IngestResult]:
         """Add a file, a folder's files or a downloaded URL to the library and queue it for
         indexing; returns the documents and their jobs. Off unless the server's owner allows
         it (QUIRE_MCP_INGEST), and only from the folders and URL prefixes they allow."""
-        return await _result("ingest", intake.ingest(rt.settings, rt.db, path_or_url))
+        return await _result("ingest", intake.ingest(rt.settings, rt.db, path_or_url), ctx)
 
     @server.resource(
         DOCUMENT_URI,
@@ -260,8 +265,8 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         "citation and resource), as JSON.",
         mime_type="application/json",
     )
-    async def document(document_id: str) -> str:
-        return await _resource(library.document_json, rt, _id(document_id, "document id"))
+    async def document(document_id: str, ctx: Context) -> str:
+        return await _resource(ctx, library.document_json, rt, _id(document_id, "document id"))
 
     @server.resource(
         PAGE_URI,
@@ -270,9 +275,9 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         description="The whole text of one page (PDF page, EPUB section, Perplexity turn).",
         mime_type="text/plain",
     )
-    async def page(document_id: str, page: str) -> str:
+    async def page(document_id: str, page: str, ctx: Context) -> str:
         return await _resource(
-            library.page_text, rt, _id(document_id, "document id"), _id(page, "page")
+            ctx, library.page_text, rt, _id(document_id, "document id"), _id(page, "page")
         )
 
     return server
@@ -284,9 +289,21 @@ def _links(ctx: Context) -> Links:
     return Links.over_http(str(base)) if base is not None else Links()
 
 
-async def _result(tool: str, work: Awaitable[BaseModel]) -> CallToolResult:
+def _reader(ctx: Context) -> access.Reader:
+    """Who this call reads as: over HTTP, the reader the API's access middleware bound to the
+    request (nobody if none was); over stdio, the machine's user, who reads everything."""
+    request = ctx.request_context.request
+    if request is None:
+        return access.EVERYONE
+    reader = request.scope.get(access.SCOPE_KEY)
+    return reader if isinstance(reader, access.Reader) else access.NOBODY
+
+
+async def _result(tool: str, work: Awaitable[BaseModel], ctx: Context) -> CallToolResult:
     try:
-        out = await work
+        # The work runs (and its threads start) inside: they read as this request's reader.
+        with access.reading_as(_reader(ctx)):
+            out = await work
     except QuireError as exc:
         return _failure(tool, exc.body())
     except answers.AnswerFailed as exc:
@@ -320,9 +337,10 @@ def _id(raw: str, what: str) -> int:
     return int(raw)
 
 
-async def _resource(read: Any, *args: Any) -> str:
+async def _resource(ctx: Context, read: Any, *args: Any) -> str:
     try:
-        return str(await asyncio.to_thread(read, *args))
+        with access.reading_as(_reader(ctx)):
+            return str(await asyncio.to_thread(read, *args))
     except NotFound as exc:
         raise ResourceNotFoundError(exc.message) from exc
     except QuireError as exc:

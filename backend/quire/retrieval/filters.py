@@ -1,17 +1,20 @@
 """Which documents a search may return: always only visible ones (``ready``, or
-``searchable`` while their vectors are made), optionally only some
+``searchable`` while their vectors are made) that the reader may read (storage/access.py),
+optionally only some
 documents, kinds, languages, origins, Zotero collections or tags. Applied inside each leg's
 query, not after it."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from quire.retrieval.options import RetrievalOptions
+from quire.storage import access
+from quire.storage.access import Reader
 from quire.storage.db import id_list, in_ids, in_strings, json_array_elements, string_list
 from quire.storage.records import VISIBLE_SQL
 
@@ -27,10 +30,11 @@ class Filter:
     origins: tuple[str, ...] = ()
     collections: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    reader: Reader = field(default=access.EVERYONE)
 
     @classmethod
     def of(cls, options: RetrievalOptions) -> Filter:
-        """The filter a request's options ask for."""
+        """The filter a request's options ask for, for the reader of this context."""
         return cls(
             tuple(options.document_ids),
             tuple(options.kinds),
@@ -38,6 +42,7 @@ class Filter:
             tuple(options.origins),
             tuple(options.collections),
             tuple(options.tags),
+            access.current(),
         )
 
     @property
@@ -50,12 +55,15 @@ class Filter:
             or self.origins
             or self.collections
             or self.tags
+            or not self.reader.everything
         )
 
     def sql(self, conn: Connection, chunk: str, doc: str) -> tuple[str, dict[str, Any]]:
         """A WHERE fragment over the chunk and document aliases, with its parameters."""
         parts = [f"{doc}.status {VISIBLE_SQL}"]
-        params: dict[str, Any] = {}
+        readable, params = access.document_sql(doc, self.reader)
+        if readable:
+            parts.append(readable)
         if self.document_ids:
             parts.append(in_ids(conn, f"{chunk}.document_id", "flt_docs"))
             params["flt_docs"] = id_list(conn, self.document_ids)
@@ -96,12 +104,16 @@ class Filter:
         return {int(r[0]) for r in rows}
 
     def missing_documents(self, conn: Connection) -> list[int]:
-        """Requested document ids that do not exist (to tell the user)."""
+        """Requested document ids that do not exist, or not for this reader (to tell them)."""
         if not self.document_ids:
             return []
+        readable, params = access.document_sql("d", self.reader)
         rows = conn.execute(
-            text(f"SELECT id FROM documents WHERE {in_ids(conn, 'id', 'ids')}"),
-            {"ids": id_list(conn, self.document_ids)},
+            text(
+                f"SELECT id FROM documents d WHERE {in_ids(conn, 'id', 'ids')}"
+                + access.where(readable)
+            ),
+            {"ids": id_list(conn, self.document_ids), **params},
         )
         found = {int(r[0]) for r in rows}
         return [d for d in self.document_ids if d not in found]

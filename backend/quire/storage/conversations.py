@@ -1,4 +1,5 @@
-"""Conversations, their messages and the feedback on answers."""
+"""Conversations, their messages and the feedback on answers. Each is its owner's
+(storage/access.py): a conversation another person owns does not exist for this reader."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from quire.errors import InputError, NotFound
+from quire.storage import access
 from quire.storage.db import is_postgres
 
 TITLE_CHARS = 80
@@ -52,18 +54,21 @@ def create(conn: Connection, title: str) -> int:
     return int(
         conn.execute(
             text(
-                "INSERT INTO conversations (title, created_at, updated_at) "
-                "VALUES (:t, :n, :n) RETURNING id"
+                "INSERT INTO conversations (title, created_at, updated_at, owner_id) "
+                "VALUES (:t, :n, :n, :o) RETURNING id"
             ),
-            {"t": title, "n": now},
+            {"t": title, "n": now, "o": access.owner_for_new()},
         ).scalar_one()
     )
 
 
 def exists(conn: Connection, conversation_id: int) -> bool:
+    """Whether the conversation exists and is the reader's."""
+    readable, params = access.conversation_sql("c")
     return (
         conn.execute(
-            text("SELECT 1 FROM conversations WHERE id = :c"), {"c": conversation_id}
+            text("SELECT 1 FROM conversations c WHERE c.id = :c" + access.where(readable)),
+            {"c": conversation_id, **params},
         ).scalar()
         is not None
     )
@@ -130,12 +135,15 @@ def history(
 
 
 def list_all(conn: Connection) -> list[dict[str, Any]]:
+    readable, params = access.conversation_sql("c")
     rows = conn.execute(
         text(
             "SELECT c.id, c.title, c.created_at, c.updated_at, "
             "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
-            "FROM conversations c ORDER BY c.updated_at DESC, c.id DESC"
-        )
+            f"FROM conversations c WHERE 1 = 1{access.where(readable)} "
+            "ORDER BY c.updated_at DESC, c.id DESC"
+        ),
+        params,
     ).all()
     return [
         {
@@ -150,9 +158,13 @@ def list_all(conn: Connection) -> list[dict[str, Any]]:
 
 
 def get(conn: Connection, conversation_id: int) -> dict[str, Any]:
+    readable, params = access.conversation_sql("c")
     row = conn.execute(
-        text("SELECT id, title, created_at, updated_at FROM conversations WHERE id = :c"),
-        {"c": conversation_id},
+        text(
+            "SELECT id, title, created_at, updated_at FROM conversations c WHERE id = :c"
+            + access.where(readable)
+        ),
+        {"c": conversation_id, **params},
     ).first()
     if row is None:
         raise NotFound(f"no such conversation: {conversation_id}")
@@ -205,7 +217,14 @@ def delete(conn: Connection, conversation_id: int) -> None:
 def add_feedback(
     conn: Connection, message_id: int, rating: int, comment: str | None
 ) -> dict[str, Any]:
-    role = conn.execute(text("SELECT role FROM messages WHERE id = :m"), {"m": message_id}).scalar()
+    readable, params = access.conversation_sql("c")
+    role = conn.execute(
+        text(
+            "SELECT m.role FROM messages m JOIN conversations c ON c.id = m.conversation_id "
+            "WHERE m.id = :m" + access.where(readable)
+        ),
+        {"m": message_id, **params},
+    ).scalar()
     if role is None:
         raise NotFound(f"no such message: {message_id}")
     if role != "assistant":
@@ -232,12 +251,15 @@ def add_feedback(
 def message(conn: Connection, message_id: int) -> dict[str, Any]:
     """One message with its sources, citations and the question it answers (NotFound if
     absent): what an export of an answer reads."""
+    readable, params = access.conversation_sql("c")
     row = conn.execute(
         text(
-            "SELECT id, conversation_id, role, content, citations, meta, created_at, status "
-            "FROM messages WHERE id = :m"
+            "SELECT m.id, m.conversation_id, m.role, m.content, m.citations, m.meta, "
+            "m.created_at, m.status FROM messages m "
+            "JOIN conversations c ON c.id = m.conversation_id WHERE m.id = :m"
+            + access.where(readable)
         ),
-        {"m": message_id},
+        {"m": message_id, **params},
     ).first()
     if row is None:
         raise NotFound(f"no such message: {message_id}")

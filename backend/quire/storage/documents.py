@@ -4,6 +4,7 @@ version), status, listing and deletion. Accepting a file is ingest/intake.py's."
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, func, select, text, update
 from sqlalchemy import insert as insert_
 
-from quire.errors import NotFound
-from quire.storage import chunks, jobs, vectors
+from quire.errors import NotFound, OriginalMissing, StoreUnavailable
+from quire.storage import access, chunks, jobs, vectors
 from quire.storage.db import Database
 from quire.storage.records import VISIBLE_SQL, Kind
-from quire.storage.schema import documents, ingest_jobs, utcnow
+from quire.storage.schema import documents, ingest_jobs, users, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,18 @@ def stored_path(files_dir: Path, sha256: str, kind: str) -> Path:
 def original(files_dir: Path, stored: str, sha256: str, kind: str) -> Path:
     """Where this machine reads an original: by its content address in ``files_dir`` when it is
     there (a shared store mounted at another path than the machine that took the upload), else
-    where it was stored."""
+    where it was stored. StoreUnavailable when it is in neither place and the store itself
+    cannot be read (an unmounted share); NotFound when the store is there but the file not."""
     local = stored_path(files_dir, sha256, kind)
-    return local if local.is_file() else Path(stored)
+    if local.is_file():
+        return local
+    if Path(stored).is_file():
+        return Path(stored)
+    if not os.access(files_dir, os.R_OK | os.X_OK) or not files_dir.is_dir():
+        raise StoreUnavailable(
+            f"the originals store {files_dir} cannot be read (is the share mounted?)"
+        )
+    raise OriginalMissing(f"the original file {local.name} is missing from {files_dir}")
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,7 @@ def insert(
             created_at=now,
             updated_at=now,
             meta={},
+            **access.new_document(),
         )
     )
     return int(result.inserted_primary_key[0])  # type: ignore[index]
@@ -210,13 +221,23 @@ class LanguageCounts:
 
 
 def language_counts(conn: Connection) -> LanguageCounts:
-    """How many documents and chunks the library holds in each detected language."""
-    rows = conn.exec_driver_sql(
-        "SELECT language, count(*), coalesce(sum(chunk_count), 0) FROM documents "
-        "WHERE language IS NOT NULL GROUP BY language ORDER BY 3 DESC, 2 DESC, 1"
+    """How many documents and chunks the library holds in each detected language (of those
+    the reader may read)."""
+    readable, params = access.document_sql("documents")
+    rows = conn.execute(
+        text(
+            "SELECT language, count(*), coalesce(sum(chunk_count), 0) FROM documents "
+            f"WHERE language IS NOT NULL{access.where(readable)} "
+            "GROUP BY language ORDER BY 3 DESC, 2 DESC, 1"
+        ),
+        params,
     ).all()
-    undetected = conn.exec_driver_sql(
-        "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready'"
+    undetected = conn.execute(
+        text(
+            "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready'"
+            + access.where(readable)
+        ),
+        params,
     ).scalar_one()
     return LanguageCounts([(r[0], int(r[1]), int(r[2])) for r in rows], int(undetected))
 
@@ -255,16 +276,14 @@ def set_status(conn: Connection, document_id: int, status: str, error: str | Non
 def reingest(db: Database, document_id: int) -> int:
     """Queue a document to be read again from its stored original; returns the job id."""
     with db.write() as conn:
-        if (
-            conn.execute(select(documents.c.id).where(documents.c.id == document_id)).first()
-            is None
-        ):
-            raise NotFound(f"document {document_id} does not exist")
+        changeable(conn, document_id)
         set_status(conn, document_id, "queued")
         return jobs.enqueue(conn, document_id)
 
 
-def _doc_dict(row: Any, job: Any | None = None) -> dict[str, Any]:
+def _doc_dict(
+    row: Any, job: Any | None = None, owners: dict[int, str] | None = None
+) -> dict[str, Any]:
     m = row._mapping
     out = {
         "id": m["id"],
@@ -283,6 +302,8 @@ def _doc_dict(row: Any, job: Any | None = None) -> dict[str, Any]:
         "metadata": m["meta"],
         "language": m["language"],
         "origin": m["origin"],
+        "visibility": m["visibility"],
+        "owner": (owners or {}).get(m["owner_id"]) if m["owner_id"] is not None else None,
     }
     if job is not None:
         out["job"] = {
@@ -296,33 +317,54 @@ def _doc_dict(row: Any, job: Any | None = None) -> dict[str, Any]:
     return out
 
 
+def _owners(conn: Connection) -> dict[int, str]:
+    return {int(r.id): r.name for r in conn.execute(select(users.c.id, users.c.name))}
+
+
 def list_documents(conn: Connection) -> list[dict[str, Any]]:
-    """Every document, newest first, with its latest job."""
+    """Every document the reader may read, newest first, with its latest job."""
     latest = select(func.max(ingest_jobs.c.id)).group_by(ingest_jobs.c.document_id)
     by_doc = {
         r.document_id: jobs.from_row(r)
         for r in conn.execute(select(ingest_jobs).where(ingest_jobs.c.id.in_(latest)))
     }
-    rows = conn.execute(select(documents).order_by(documents.c.id.desc())).all()
-    return [_doc_dict(r, by_doc.get(r.id)) for r in rows]
+    rows = conn.execute(
+        select(documents).where(access.readable_documents()).order_by(documents.c.id.desc())
+    ).all()
+    owners = _owners(conn)
+    return [_doc_dict(r, by_doc.get(r.id), owners) for r in rows]
+
+
+def readable(conn: Connection, document_id: int, *columns: Any) -> Any:
+    """The row (``columns``, default all) of a document the reader may read; NotFound if it
+    does not exist or is another person's private one (the same answer: no hint it exists)."""
+    row = conn.execute(
+        select(*(columns or (documents,))).where(
+            documents.c.id == document_id, access.readable_documents()
+        )
+    ).first()
+    if row is None:
+        raise NotFound(f"document {document_id} does not exist")
+    return row
+
+
+def changeable(conn: Connection, document_id: int, *columns: Any) -> Any:
+    """``readable``, and the reader may delete or re-ingest it (else Forbidden)."""
+    row = readable(conn, document_id, documents.c.owner_id, documents.c.visibility, *columns)
+    access.check_change(row.owner_id, row.visibility, f"document {document_id}")
+    return row
 
 
 def get_document(conn: Connection, document_id: int) -> dict[str, Any]:
-    """One document with its latest job; NotFound if absent."""
-    row = conn.execute(select(documents).where(documents.c.id == document_id)).first()
-    if row is None:
-        raise NotFound(f"document {document_id} does not exist")
-    return _doc_dict(row, jobs.latest_for_document(conn, document_id))
+    """One document the reader may read, with its latest job; NotFound if absent."""
+    row = readable(conn, document_id)
+    return _doc_dict(row, jobs.latest_for_document(conn, document_id), _owners(conn))
 
 
 def delete_document(db: Database, document_id: int) -> None:
     """Delete a document, its chunks, vectors, jobs and stored file."""
     with db.write() as conn:
-        row = conn.execute(
-            select(documents.c.stored_path).where(documents.c.id == document_id)
-        ).first()
-        if row is None:
-            raise NotFound(f"document {document_id} does not exist")
+        row = changeable(conn, document_id, documents.c.stored_path)
         chunks.delete_document_chunks(conn, document_id)
         conn.execute(documents.delete().where(documents.c.id == document_id))
     Path(row.stored_path).unlink(missing_ok=True)

@@ -33,6 +33,8 @@ VISIBLE: tuple[DocumentStatus, ...] = ("searchable", "ready")
 #: ``f"d.status {VISIBLE_SQL}"``: the documents a search may return.
 VISIBLE_SQL = f"IN ({', '.join(repr(s) for s in VISIBLE)})"
 JobStatus = Literal["queued", "running", "done", "failed"]
+#: Who may read a document: the whole team, or only its owner (storage/access.py).
+Visibility = Literal["team", "private"]
 
 
 #: What one citable unit of each kind is called: a page, a section or a turn.

@@ -23,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from quire.storage.records import KINDS, DocumentStatus, JobStatus
+from quire.storage.records import KINDS, DocumentStatus, JobStatus, Visibility
 
 metadata = MetaData()
 
@@ -55,6 +55,34 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IN ({','.join(repr(v) for v in values)})"
 
 
+#: The people of a team library (storage/people.py); none on a one-person library.
+#: Migration 0014.
+users = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("admin", Boolean, nullable=False, server_default="0"),
+    Column("created_at", DateTime, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+#: Personal API tokens: only their SHA-256 is kept (``token_hash``), and ``prefix`` (the
+#: first characters) to tell them apart in listings. Migration 0014.
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("token_hash", Text, nullable=False, unique=True),
+    Column("prefix", Text, nullable=False),
+    Column("label", Text, nullable=False, server_default=""),
+    Column("created_at", DateTime, nullable=False),
+    Column("revoked_at", DateTime),
+    sqlite_autoincrement=True,
+)
+Index("ix_api_tokens_user", api_tokens.c.user_id)
+
 documents = Table(
     "documents",
     metadata,
@@ -79,11 +107,18 @@ documents = Table(
     Column("language", Text, nullable=True),
     # Generated from the metadata and source key (ORIGIN_SQL); never written. Migration 0007.
     Column("origin", Text, Computed(ORIGIN_SQL, persisted=False)),
+    # Who added it and who may read it (storage/access.py): NULL and "team" on a library
+    # without people, and for what a watched folder, Zotero or Perplexity sync brings in.
+    # Migration 0014.
+    Column("owner_id", Integer, ForeignKey("users.id"), nullable=True),
+    Column("visibility", Text, nullable=False, server_default="team"),
     CheckConstraint(_one_of("kind", KINDS), name="ck_documents_kind"),
     CheckConstraint(_one_of("status", get_args(DocumentStatus)), name="ck_documents_status"),
+    CheckConstraint(_one_of("visibility", get_args(Visibility)), name="ck_documents_visibility"),
     sqlite_autoincrement=True,
 )
 Index("ix_documents_status", documents.c.status)
+Index("ix_documents_owner", documents.c.owner_id)
 
 pages = Table(
     "pages",
@@ -162,7 +197,10 @@ conversations = Table(
     Column("title", Text, nullable=False, server_default=""),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
+    # The person whose conversation it is; NULL without people (migration 0014).
+    Column("owner_id", Integer, ForeignKey("users.id"), nullable=True),
 )
+Index("ix_conversations_owner", conversations.c.owner_id)
 
 messages = Table(
     "messages",

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, text
 
+from quire.storage import access
 from quire.storage.db import json_array_elements, json_text
 from quire.storage.schema import source_runs, utcnow
 
@@ -83,14 +84,22 @@ def library_sources(conn: Connection, watch_dirs: list[Path]) -> dict[str, Any]:
     """Where the library's documents came from: counts by origin, the watched folders (the
     configured ones and any that documents came from) with their last pass, the last import
     of each other source, and the Zotero collections and tags with their document counts."""
+    # Counts are of the documents the reader may read (storage/access.py).
+    readable, params = access.document_sql("documents")
     origins = [
         {"origin": r[0], "documents": int(r[1]), "chunks": int(r[2])}
-        for r in conn.exec_driver_sql(
-            "SELECT origin, count(*), coalesce(sum(chunk_count), 0) FROM documents "
-            "GROUP BY origin ORDER BY 2 DESC, 1"
+        for r in conn.execute(
+            text(
+                "SELECT origin, count(*), coalesce(sum(chunk_count), 0) FROM documents "
+                f"WHERE 1 = 1{access.where(readable)} GROUP BY origin ORDER BY 2 DESC, 1"
+            ),
+            params,
         )
     ]
     runs = latest(conn)
+    if not access.current().everything:
+        # An uploaded export's run names its file, which may be someone's private one.
+        runs = [r for r in runs if not str(r["location"]).startswith("upload:")]
     folder_runs = {r["location"]: r for r in runs if r["source"] == "folder"}
     counts = {
         str(r[0]): (int(r[1]), int(r[2]))
@@ -99,9 +108,9 @@ def library_sources(conn: Connection, watch_dirs: list[Path]) -> dict[str, Any]:
                 f"SELECT {json_text(conn, 'metadata', 'origin', 'folder')}, count(*), "
                 "count(*) FILTER (WHERE status = 'failed' "
                 "AND substr(coalesce(error, ''), 1, :n) = :removed) FROM documents "
-                "WHERE origin = 'folder' GROUP BY 1"
+                f"WHERE origin = 'folder'{access.where(readable)} GROUP BY 1"
             ),
-            {"n": len(FOLDER_REMOVED), "removed": FOLDER_REMOVED},
+            {"n": len(FOLDER_REMOVED), "removed": FOLDER_REMOVED, **params},
         )
         if r[0]
     }
@@ -130,8 +139,12 @@ def library_sources(conn: Connection, watch_dirs: list[Path]) -> dict[str, Any]:
 
 def _facet(conn: Connection, name: str) -> list[dict[str, Any]]:
     values = json_array_elements(conn, "j", "d.metadata", "origin", name)
-    rows = conn.exec_driver_sql(
-        f"SELECT j.value, count(DISTINCT d.id) FROM documents d, {values} "
-        "WHERE d.origin = 'zotero' GROUP BY j.value ORDER BY 1"
+    readable, params = access.document_sql("d")
+    rows = conn.execute(
+        text(
+            f"SELECT j.value, count(DISTINCT d.id) FROM documents d, {values} "
+            f"WHERE d.origin = 'zotero'{access.where(readable)} GROUP BY j.value ORDER BY 1"
+        ),
+        params,
     )
     return [{"name": str(r[0]), "documents": int(r[1])} for r in rows]

@@ -21,6 +21,7 @@ from quire.errors import Conflict, InputError
 from quire.storage import pg_lexical, vectors
 from quire.storage.db import Database
 from quire.storage.schema import (
+    api_tokens,
     chat_feedback,
     conversations,
     documents,
@@ -29,10 +30,13 @@ from quire.storage.schema import (
     page_chunks,
     pages,
     source_runs,
+    users,
 )
 
 #: In foreign-key order.
 TABLES: tuple[Table, ...] = (
+    users,
+    api_tokens,
     documents,
     pages,
     page_chunks,

@@ -87,6 +87,8 @@ export function doc(id: number, over: Partial<Document> = {}): Document {
     job: null,
     language: null,
     origin: 'upload',
+    visibility: 'team',
+    owner: null,
     ...over,
   }
 }

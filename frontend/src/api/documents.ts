@@ -1,6 +1,8 @@
 import { apiFetch, bodyOf, client, type Schemas } from './client'
 
 export type Document = Schemas['DocumentOut']
+/** Who sees a document in a team library: everyone ("team") or its owner only ("private"). */
+export type Visibility = NonNullable<Document['visibility']>
 export type Job = Schemas['JobOut']
 export type Page = Schemas['PageOut']
 export type PageBrief = Schemas['PageBrief']

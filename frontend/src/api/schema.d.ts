@@ -388,6 +388,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in
+         * @description The person this request's token names (the web app shows it), and whether the library
+         *     has people at all.
+         */
+        get: operations["me_api_me_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/perplexity/sync": {
         parameters: {
             query?: never;
@@ -445,6 +466,13 @@ export interface components {
              * @description Stable identity: a changed file with a known key replaces that document's content (only changed chunks re-embed).
              */
             source_key?: string | null;
+            /**
+             * Visibility
+             * @description team (default): every person of the library reads them; private: only you (needs a person's token).
+             * @default team
+             * @enum {string}
+             */
+            visibility: "team" | "private";
         };
         /**
          * ChatEvent
@@ -698,6 +726,18 @@ export interface components {
              * @enum {string}
              */
             origin: "upload" | "folder" | "chatgpt" | "claude" | "perplexity" | "zotero" | "web";
+            /**
+             * Visibility
+             * @description team: every person of the library reads it; private: only its owner.
+             * @default team
+             * @enum {string}
+             */
+            visibility: "team" | "private";
+            /**
+             * Owner
+             * @description The person who added it (null: no people, or a sync).
+             */
+            owner?: string | null;
             job?: components["schemas"]["JobBrief"] | null;
         };
         /** DoneEvent */
@@ -1103,6 +1143,29 @@ export interface components {
             expires: string | null;
             /** User */
             user: string | null;
+        };
+        /**
+         * MeOut
+         * @description Who the request reads as.
+         */
+        MeOut: {
+            /**
+             * Mode
+             * @description single: a one-person library (no sign-in); people: each person signs in with their own token (quire users).
+             * @enum {string}
+             */
+            mode: "single" | "people";
+            /** @description The signed-in person (null: single mode, or the service token). */
+            user: components["schemas"]["MeUser"] | null;
+        };
+        /** MeUser */
+        MeUser: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Admin */
+            admin: boolean;
         };
         /** MessageOut */
         MessageOut: {
@@ -2906,6 +2969,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    me_api_me_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeOut"];
                 };
             };
             /** @description Unprocessable Entity */

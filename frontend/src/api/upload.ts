@@ -1,6 +1,7 @@
 // Uploads go through XMLHttpRequest: fetch cannot report upload progress.
 import { authHeaders } from './auth'
 import { ApiError, errorFrom, type Schemas } from './client'
+import type { Visibility } from './documents'
 
 export type UploadResult = Schemas['UploadResult']
 
@@ -9,11 +10,18 @@ export interface UploadHandle {
   abort: () => void
 }
 
+export interface UploadOptions {
+  /** Sent as the form field `visibility` when given (a team library); the server's default
+   * is "team". */
+  visibility?: Visibility
+  xhrFactory?: () => XMLHttpRequest
+}
+
 /** POST one file to /api/documents, reporting the fraction sent (0..1). */
 export function uploadFile(
   file: File,
   onProgress: (fraction: number) => void,
-  xhrFactory: () => XMLHttpRequest = () => new XMLHttpRequest(),
+  { visibility, xhrFactory = () => new XMLHttpRequest() }: UploadOptions = {},
 ): UploadHandle {
   const xhr = xhrFactory()
   const promise = new Promise<UploadResult>((resolve, reject) => {
@@ -43,6 +51,7 @@ export function uploadFile(
       reject(new ApiError({ status: 0, code: 'aborted', message: 'upload cancelled' }))
     const form = new FormData()
     form.append('files', file, file.name)
+    if (visibility) form.append('visibility', visibility)
     xhr.send(form)
   })
   return { promise, abort: () => xhr.abort() }

@@ -5,7 +5,7 @@ import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
 
 import { messageOf } from '@/api/client'
-import type { Job } from '@/api/documents'
+import type { Job, Visibility } from '@/api/documents'
 import { watchJob } from '@/api/jobs'
 import { uploadFile, type UploadResult } from '@/api/upload'
 
@@ -29,6 +29,8 @@ export interface UploadItem {
   documentId: number | null
   jobId: number | null
   error: string | null
+  /** As chosen when the file was added; undefined sends no field (the server's default). */
+  visibility?: Visibility
 }
 
 const PARALLEL = 2
@@ -43,7 +45,9 @@ export const useUploadsStore = defineStore('uploads', () => {
     items.value.some((i) => !['ready', 'duplicate', 'failed'].includes(i.phase)),
   )
 
-  function add(list: Iterable<File>): void {
+  /** Queue files; `visibility` (a team library) applies to these files, whatever is chosen
+   * for later ones. */
+  function add(list: Iterable<File>, visibility?: Visibility): void {
     for (const file of list) {
       const key = ++seq
       files.set(key, file)
@@ -60,6 +64,7 @@ export const useUploadsStore = defineStore('uploads', () => {
         documentId: null,
         jobId: null,
         error: null,
+        visibility,
       })
     }
     pump()
@@ -81,7 +86,9 @@ export const useUploadsStore = defineStore('uploads', () => {
     const file = files.get(item.key)!
     item.phase = 'uploading'
     try {
-      const result = await uploadFile(file, (f) => (item.sent = f)).promise
+      const result = await uploadFile(file, (f) => (item.sent = f), {
+        visibility: item.visibility,
+      }).promise
       files.delete(item.key)
       accept(item, result)
     } catch (err) {

@@ -32,7 +32,8 @@ from quire.errors import FileTooLarge, NotFound, QuireError
 from quire.ingest.chat_import import import_upload
 from quire.ingest.detect import detect_kind
 from quire.ingest.intake import add_file, safe_filename
-from quire.storage import chunks, documents, jobs
+from quire.storage import access, chunks, documents, jobs
+from quire.storage.records import Visibility
 
 log = logging.getLogger(__name__)
 
@@ -91,64 +92,75 @@ async def upload_documents(
             "replaces that document's content (only changed chunks re-embed)."
         ),
     ] = None,
+    visibility: Annotated[
+        Visibility,
+        Form(
+            description="team (default): every person of the library reads them; private: "
+            "only you (needs a person's token)."
+        ),
+    ] = "team",
 ) -> UploadResponse | JSONResponse:
     """Store each file, dedup by content, queue its ingest. A bad file does not sink the others."""
     tmp_dir = settings.data_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True)
     results: list[UploadResult] = []
     errors: list[QuireError] = []
-    for upload in files:
-        name = upload.filename or "upload"
-        try:
-            path = await _spool(upload, tmp_dir, settings.max_upload_bytes)
+    # New documents are the uploader's, with the visibility asked for (storage/access.py).
+    with access.adding(visibility):
+        for upload in files:
+            name = upload.filename or "upload"
             try:
-                kind = await asyncio.to_thread(_export_kind, path)
-                if kind is not None:
-                    # A ChatGPT or Claude export: a document per conversation, not one file.
-                    summary, job_id = await asyncio.to_thread(
-                        import_upload, db, settings, path, kind, safe_filename(name)
-                    )
-                    changed = summary.new + summary.updated + summary.project_docs_changed
-                    results.append(
-                        UploadResult(
-                            filename=safe_filename(name),
-                            status="queued" if changed else "duplicate",
-                            job_id=job_id,
-                            kind=kind,
+                path = await _spool(upload, tmp_dir, settings.max_upload_bytes)
+                try:
+                    kind = await asyncio.to_thread(_export_kind, path)
+                    if kind is not None:
+                        # A ChatGPT or Claude export: a document per conversation, not one file.
+                        summary, job_id = await asyncio.to_thread(
+                            import_upload, db, settings, path, kind, safe_filename(name)
                         )
+                        changed = summary.new + summary.updated + summary.project_docs_changed
+                        results.append(
+                            UploadResult(
+                                filename=safe_filename(name),
+                                status="queued" if changed else "duplicate",
+                                job_id=job_id,
+                                kind=kind,
+                            )
+                        )
+                        continue
+                    intake = await asyncio.to_thread(
+                        add_file,
+                        db,
+                        settings.files_dir,
+                        path,
+                        name,
+                        max_bytes=settings.max_upload_bytes,
+                        source_key=source_key if len(files) == 1 else None,
+                        move=True,
                     )
-                    continue
-                intake = await asyncio.to_thread(
-                    add_file,
-                    db,
-                    settings.files_dir,
-                    path,
-                    name,
-                    max_bytes=settings.max_upload_bytes,
-                    source_key=source_key if len(files) == 1 else None,
-                    move=True,
+                finally:
+                    path.unlink(missing_ok=True)
+            except QuireError as exc:
+                errors.append(exc)
+                results.append(
+                    UploadResult(
+                        filename=safe_filename(name),
+                        status="rejected",
+                        error=UploadError(
+                            status=exc.status_code, code=exc.code, message=exc.message
+                        ),
+                    )
                 )
-            finally:
-                path.unlink(missing_ok=True)
-        except QuireError as exc:
-            errors.append(exc)
+                continue
             results.append(
                 UploadResult(
-                    filename=safe_filename(name),
-                    status="rejected",
-                    error=UploadError(status=exc.status_code, code=exc.code, message=exc.message),
+                    filename=intake.filename,
+                    status=intake.status,
+                    document_id=intake.document_id,
+                    job_id=intake.job_id,
+                    kind=intake.kind,
                 )
             )
-            continue
-        results.append(
-            UploadResult(
-                filename=intake.filename,
-                status=intake.status,
-                document_id=intake.document_id,
-                job_id=intake.job_id,
-                kind=intake.kind,
-            )
-        )
     if errors and len(errors) == len(results):
         first = errors[0]
         detail = [r.model_dump() for r in results] if len(results) > 1 else first.detail
@@ -230,8 +242,6 @@ def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileRespo
             {"d": document_id},
         ).one()
     path = documents.original(settings.files_dir, *stored)
-    if not path.is_file():
-        raise NotFound(f"the original file of document {document_id} is missing")
     media = MEDIA_TYPES.get(doc["kind"]) or mimetypes.guess_type(doc["filename"])[0]
     return FileResponse(
         path,

@@ -6,11 +6,11 @@ from fastapi import APIRouter, Request
 
 from quire import __version__
 from quire.api.deps import DbDep, SettingsDep
-from quire.api.schemas import EmbedderStatus, HealthOut, RerankerStatus, VectorStatus
+from quire.api.schemas import EmbedderStatus, HealthOut, MeOut, MeUser, RerankerStatus, VectorStatus
 from quire.retrieval.rerank import find_model_file, resolve_model_dir
 from quire.retrieval.search import Searcher
 from quire.runtime import Runtime
-from quire.storage import vectors
+from quire.storage import access, people, vectors
 
 router = APIRouter(prefix="/api", tags=["health"])
 
@@ -67,3 +67,16 @@ def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
     else:
         error = "not installed: run `quire models pull reranker` (until then, fusion order)"
     return RerankerStatus(model=model, loaded=loaded, error=error)
+
+
+@router.get("/me", response_model=MeOut, summary="Who is signed in")
+def me(db: DbDep) -> MeOut:
+    """The person this request's token names (the web app shows it), and whether the library
+    has people at all."""
+    reader = access.current()
+    with db.read() as conn:
+        has_people = people.exist(conn)
+    user = None
+    if reader.user_id is not None and reader.name is not None:
+        user = MeUser(id=reader.user_id, name=reader.name, admin=reader.admin)
+    return MeOut(mode="people" if has_people else "single", user=user)

@@ -7,14 +7,15 @@ import asyncio
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from quire.api.deps import SettingsDep, SyncRunnerDep
+from quire.api.deps import AdminOnly, SettingsDep, SyncRunnerDep
 from quire.api.schemas import ErrorOut
 from quire.config import Settings
 from quire.perplexity import browser
 from quire.perplexity.checkpoint import auth_path
 from quire.perplexity.status import record_login, status_report, sync_running
 
-router = APIRouter(prefix="/api/perplexity", tags=["perplexity"])
+# The sync is the library's (one account, set up on the server): an admin's, with people.
+router = APIRouter(prefix="/api/perplexity", tags=["perplexity"], dependencies=[AdminOnly])
 
 
 class SyncIn(BaseModel):

@@ -47,11 +47,9 @@ describe('the API token', () => {
         headers[k] = v
       },
     }
-    uploadFile(
-      new File(['x'], 'a.txt'),
-      () => {},
-      () => xhr as unknown as XMLHttpRequest,
-    )
+    uploadFile(new File(['x'], 'a.txt'), () => {}, {
+      xhrFactory: () => xhr as unknown as XMLHttpRequest,
+    })
     expect(auth).toEqual({
       '/api/documents': 'Bearer s3cret',
       '/api/chat': 'Bearer s3cret',

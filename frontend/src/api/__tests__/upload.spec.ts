@@ -36,11 +36,9 @@ describe('uploadFile', () => {
   it('reports progress and resolves with the per-file result', async () => {
     const xhr = new FakeXHR()
     const progress: number[] = []
-    const handle = uploadFile(
-      file(),
-      (f) => progress.push(f),
-      () => xhr as unknown as XMLHttpRequest,
-    )
+    const handle = uploadFile(file(), (f) => progress.push(f), {
+      xhrFactory: () => xhr as unknown as XMLHttpRequest,
+    })
     expect(xhr.method).toBe('POST')
     expect(xhr.url).toBe('/api/documents')
     expect((xhr.sent!.get('files') as File).name).toBe('paper.pdf')
@@ -52,13 +50,24 @@ describe('uploadFile', () => {
     expect(progress).toEqual([0.5, 1])
   })
 
+  it('sends the visibility field only when one is given', () => {
+    const team = new FakeXHR()
+    uploadFile(file(), () => {}, { xhrFactory: () => team as unknown as XMLHttpRequest })
+    expect(team.sent!.has('visibility')).toBe(false)
+    const mine = new FakeXHR()
+    uploadFile(file(), () => {}, {
+      visibility: 'private',
+      xhrFactory: () => mine as unknown as XMLHttpRequest,
+    })
+    expect(mine.sent!.get('visibility')).toBe('private')
+    expect((mine.sent!.get('files') as File).name).toBe('paper.pdf')
+  })
+
   it('rejects with the server message when the file is refused', async () => {
     const xhr = new FakeXHR()
-    const handle = uploadFile(
-      file(),
-      () => {},
-      () => xhr as unknown as XMLHttpRequest,
-    )
+    const handle = uploadFile(file(), () => {}, {
+      xhrFactory: () => xhr as unknown as XMLHttpRequest,
+    })
     xhr.respond(415, {
       error: {
         status: 415,
@@ -75,11 +84,9 @@ describe('uploadFile', () => {
 
   it('can be cancelled', async () => {
     const xhr = new FakeXHR()
-    const handle = uploadFile(
-      file(),
-      () => {},
-      () => xhr as unknown as XMLHttpRequest,
-    )
+    const handle = uploadFile(file(), () => {}, {
+      xhrFactory: () => xhr as unknown as XMLHttpRequest,
+    })
     handle.abort()
     await expect(handle.promise).rejects.toMatchObject({ code: 'aborted' })
   })

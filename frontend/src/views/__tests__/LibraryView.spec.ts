@@ -169,3 +169,28 @@ describe('LibraryView sources', () => {
     expect(shown()).toHaveLength(5)
   })
 })
+
+describe('LibraryView privacy', () => {
+  it('marks private documents with a badge, and only those', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents': () =>
+          json({
+            documents: [
+              doc(1, { visibility: 'private', owner: 'alice' }),
+              doc(2, { visibility: 'team', owner: 'bob' }),
+              doc(3, { visibility: 'team', owner: null }),
+            ],
+          }),
+      }),
+    )
+    const w = await mountView()
+    const badge = (id: number) => w.find(`[data-doc="${id}"] [data-testid="private-badge"]`)
+    expect(badge(1).text()).toBe('private')
+    expect(badge(1).attributes('title')).toBe('Only its owner sees this document')
+    expect(badge(2).exists()).toBe(false)
+    expect(badge(3).exists()).toBe(false)
+    expect(w.findAll('[data-testid="private-badge"]')).toHaveLength(1)
+  })
+})

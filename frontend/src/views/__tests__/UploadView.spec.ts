@@ -1,0 +1,101 @@
+import { flushPromises, mount } from '@vue/test-utils'
+import { createPinia, setActivePinia } from 'pinia'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { createMemoryHistory, createRouter } from 'vue-router'
+
+import { fetchRoutes, json } from '@/__tests__/fixtures'
+import type { Me } from '@/api/me'
+import UploadDropZone from '@/components/UploadDropZone.vue'
+import UploadView from '../UploadView.vue'
+
+/** Each upload's request keeps what it sent; the server answers that the file is already in
+ * the library (no job to follow), so the queue moves on. */
+class FakeXHR {
+  static sent: FormData[] = []
+  upload = {}
+  status = 0
+  responseText = ''
+  onload: (() => void) | null = null
+  open() {}
+  setRequestHeader() {}
+  send(body: FormData) {
+    FakeXHR.sent.push(body)
+    const name = (body.get('files') as File).name
+    const files = [{ filename: name, status: 'duplicate', document_id: 1, job_id: null }]
+    setTimeout(() => {
+      this.status = 200
+      this.responseText = JSON.stringify({ files })
+      this.onload?.()
+    })
+  }
+  abort() {}
+}
+
+beforeEach(() => {
+  setActivePinia(createPinia())
+  FakeXHR.sent = []
+  vi.stubGlobal('XMLHttpRequest', FakeXHR)
+})
+afterEach(() => vi.unstubAllGlobals())
+
+const ALICE: Me = { mode: 'people', user: { id: 1, name: 'alice', admin: false } }
+
+async function mountView(me: Me) {
+  vi.stubGlobal('fetch', fetchRoutes({ 'GET /api/me': () => json(me) }))
+  const router = createRouter({
+    history: createMemoryHistory(),
+    routes: [
+      { path: '/documents/:id', name: 'document', component: { template: '<div />' } },
+      { path: '/:any(.*)*', component: { template: '<div />' } },
+    ],
+  })
+  const w = mount(UploadView, { global: { plugins: [router] } })
+  await flushPromises()
+  return w
+}
+
+/** Drop files on the zone, as a user would, and return the form fields each request sent. */
+async function drop(w: Awaited<ReturnType<typeof mountView>>, ...names: string[]) {
+  const before = FakeXHR.sent.length
+  w.getComponent(UploadDropZone).vm.$emit(
+    'files',
+    names.map((n) => new File(['x'], n)),
+  )
+  await flushPromises()
+  return FakeXHR.sent.slice(before).map((f) => f.get('visibility'))
+}
+
+describe('UploadView privacy', () => {
+  it('offers "Private to me", unchecked, with its hint, in a team library', async () => {
+    const w = await mountView(ALICE)
+    const box = w.get<HTMLInputElement>('[data-testid="upload-private"]')
+    expect(box.element.checked).toBe(false)
+    expect(box.element.closest('label')!.textContent!.trim()).toBe('Private to me')
+    const hint = w.get(`#${box.attributes('aria-describedby')}`)
+    expect(hint.text()).toBe('Only you will see these documents; unchecked, the whole team does.')
+  })
+
+  it('sends visibility=private only for the files added while it is checked', async () => {
+    const w = await mountView(ALICE)
+    expect(await drop(w, 'team.pdf')).toEqual([null])
+    await w.get('[data-testid="upload-private"]').setValue(true)
+    expect(await drop(w, 'mine.pdf', 'mine2.pdf')).toEqual(['private', 'private'])
+    await w.get('[data-testid="upload-private"]').setValue(false)
+    expect(await drop(w, 'team2.pdf')).toEqual([null])
+    // The rows say which files went private.
+    const rows = w.findAll('[data-testid="upload-row"]')
+    expect(rows.map((r) => r.find('[data-testid="private-badge"]').exists())).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ])
+  })
+
+  it('offers no choice in the one-person Quire and sends no visibility', async () => {
+    const w = await mountView({ mode: 'single', user: null })
+    expect(w.find('[data-testid="upload-private"]').exists()).toBe(false)
+    expect(w.text()).not.toContain('Private to me')
+    expect(await drop(w, 'a.pdf')).toEqual([null])
+  })
+})
