@@ -8,12 +8,15 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
 from quire.ingest.worker import Worker
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
+
+pytestmark = pytest.mark.both_backends
 
 
 def _export() -> bytes:

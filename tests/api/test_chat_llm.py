@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,16 +19,18 @@ from tests.fakes.chat import Reply
 from tests.fakes.ollama import FakeOllama, unused_url
 from tests.fakes.rag_model import RagModel
 
+pytestmark = pytest.mark.both_backends
+
 QUESTION = "What did the White Rabbit take out of its waistcoat-pocket?"
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def library(tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None) -> Settings:
     data = tmp_path_factory.mktemp("chat-llm") / "data"
-    settings = Settings(data_dir=data, llm_backends="none")
+    settings = Settings(data_dir=data, llm_backends="none", database_url=module_database_url)
     with TestClient(create_app(settings)) as client:
         load_library(client, settings)
-    return data
+    return settings
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +48,14 @@ def model(fake: FakeOllama) -> Iterator[RagModel]:
     fake.reset()
 
 
-def make_client(library: Path, fake_url: str, **overrides: Any) -> TestClient:
+def make_client(library: Settings, fake_url: str, **overrides: Any) -> TestClient:
     values: dict[str, Any] = {"llm_backends": "ollama", "llm_retries": 0, **overrides}
-    settings = Settings(data_dir=library, ollama_url=fake_url, **values)
+    settings = Settings(
+        data_dir=library.data_dir,
+        database_url=library.database_url,
+        ollama_url=fake_url,
+        **values,
+    )
     return TestClient(create_app(settings))
 
 
@@ -68,7 +74,7 @@ def chat_requests(fake: FakeOllama) -> list[dict[str, Any]]:
 
 
 def test_full_pipeline_streams_a_cited_answer(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     with make_client(library, fake.url) as client:
         events = ask(client)
@@ -116,7 +122,7 @@ def test_full_pipeline_streams_a_cited_answer(
 
 
 def test_junk_plan_and_junk_facts_fall_back_without_losing_the_answer(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     model.overrides["plan"] = "I think you should search for rabbits!"
     model.overrides["map"] = '{"facts": [{"node_id": "x", "fact": 3}, "nonsense"]}'
@@ -135,7 +141,9 @@ def test_junk_plan_and_junk_facts_fall_back_without_losing_the_answer(
     assert "verify" not in [e for e, _ in events]
 
 
-def test_invented_citations_are_removed(library: Path, fake: FakeOllama, model: RagModel) -> None:
+def test_invented_citations_are_removed(
+    library: Settings, fake: FakeOllama, model: RagModel
+) -> None:
     model.overrides["answer"] = "The watch came out [1]. Also see [99] and [0]."
     with make_client(library, fake.url) as client:
         events = ask(client)
@@ -145,7 +153,7 @@ def test_invented_citations_are_removed(library: Path, fake: FakeOllama, model: 
 
 
 def test_missed_info_triggers_one_more_retrieval_round(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     model.overrides["verify"] = json.dumps(
         {"status": "missed-info", "suggestion": "DMCA safe harbor service provider"}
@@ -166,7 +174,7 @@ def test_missed_info_triggers_one_more_retrieval_round(
 
 
 def test_error_mid_answer_is_an_error_event_and_the_partial_answer_is_kept(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     model.overrides["answer"] = lambda _: Reply(
         "The Rabbit took out a watch [1] and", error_after=4
@@ -185,7 +193,7 @@ def test_error_mid_answer_is_an_error_event_and_the_partial_answer_is_kept(
 
 
 def test_stream_cut_mid_answer_is_an_error_event(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     model.overrides["answer"] = lambda _: Reply("one two three four five six", cut_after=2)
     with make_client(library, fake.url) as client:
@@ -204,7 +212,7 @@ def test_stream_cut_mid_answer_is_an_error_event(
     ids=["http-500", "slow-first-token", "empty-answer"],
 )
 def test_answer_failing_before_any_text_gives_the_extractive_answer(
-    library: Path,
+    library: Settings,
     fake: FakeOllama,
     model: RagModel,
     override: Any,
@@ -215,7 +223,7 @@ def test_answer_failing_before_any_text_gives_the_extractive_answer(
 
 
 def test_a_map_call_cut_mid_reply_gives_the_extractive_answer(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     def cut(_: str) -> Reply:
         return Reply('{"facts": [{"node_id": 1, "fact": "x y z"}]}', cut_after=2)
@@ -224,7 +232,7 @@ def test_a_map_call_cut_mid_reply_gives_the_extractive_answer(
 
 
 def _assert_extractive_fallback(
-    library: Path,
+    library: Settings,
     fake: FakeOllama,
     model: RagModel,
     purpose: str,
@@ -246,7 +254,7 @@ def _assert_extractive_fallback(
 
 
 def test_missing_model_and_dead_server_answer_extractively_with_the_reason(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     with make_client(library, fake.url, ollama_chat_model="qwen2.5:7b") as client:
         events = ask(client)
@@ -264,7 +272,7 @@ def test_missing_model_and_dead_server_answer_extractively_with_the_reason(
 
 
 def test_follow_up_is_rewritten_by_the_model(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     with make_client(library, fake.url) as client:
         conv = first(ask(client), "start")["conversation_id"]
@@ -277,7 +285,7 @@ def test_follow_up_is_rewritten_by_the_model(
 
 
 def test_openai_backend_serves_the_same_pipeline(
-    library: Path, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel
 ) -> None:
     settings = {"llm_backends": "openai", "openai_url": fake.url, "openai_model": "llama3.2"}
     with make_client(library, fake.url, **settings) as client:

@@ -21,9 +21,16 @@ AR = DOCS / "epub" / "idpf-arabic-rtl.epub"
 ALICE = DOCS / "epub" / "alice-epub3.epub"
 
 
+pytestmark = pytest.mark.both_backends
+
+
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Database]]:
-    settings, db = ingest_library(tmp_path_factory.mktemp("scripts"), (JA, AR, ALICE))
+def library(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[tuple[Settings, Database]]:
+    settings, db = ingest_library(
+        tmp_path_factory.mktemp("scripts"), (JA, AR, ALICE), module_database_url
+    )
     yield settings, db
     db.dispose()
 

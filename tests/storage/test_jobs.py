@@ -66,6 +66,34 @@ def test_enqueue_reuses_the_unfinished_job_of_a_document(db: Database) -> None:
         assert jobs.enqueue(conn, None, "reembed") == jobs.enqueue(conn, None, "reembed")
 
 
+def test_writers_enqueuing_one_document_at_once_make_one_job(db: Database) -> None:
+    """Eight threads (as API replicas would) queue the same document, and the same kind of
+    library-wide job, at the same moment: one open job each, every caller told its id."""
+    doc = _doc(db, 1)
+    barrier = threading.Barrier(8)
+    got: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def enqueue() -> None:
+        barrier.wait(timeout=30)
+        with db.write() as conn:
+            pair = (jobs.enqueue(conn, doc), jobs.enqueue(conn, None, "reembed"))
+        with lock:
+            got.append(pair)
+
+    threads = [threading.Thread(target=enqueue) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(got) == 8 and len(set(got)) == 1, got
+    with db.read() as conn:
+        open_jobs = conn.execute(
+            text("SELECT count(*) FROM ingest_jobs WHERE status = 'queued'")
+        ).scalar_one()
+    assert open_jobs == 2
+
+
 def test_job_of_a_dead_worker_process_is_claimed_again(db: Database) -> None:
     doc = _doc(db, 1)
     dead = subprocess.run(

@@ -32,7 +32,7 @@ from quire.ingest.intake import safe_filename
 from quire.ingest.language import detect as detect_language
 from quire.storage import access, chunks, vectors
 from quire.storage.db import Database, id_list, in_ids
-from quire.storage.documents import stored_path
+from quire.storage.documents import part_path, stored_path
 from quire.storage.records import Kind, Page, PageSource
 from quire.storage.schema import documents, utcnow
 
@@ -100,7 +100,7 @@ def _write_file(files_dir: Path, digest: str, kind: str, body: str) -> Path:
     target = stored_path(files_dir, digest, kind)
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(target.suffix + f".{os.getpid()}.part")
+        tmp = part_path(target)
         tmp.write_text(body, encoding="utf-8")
         os.replace(tmp, target)
     return target

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -82,9 +81,7 @@ def add_file(
     target = documents.stored_path(files_dir, digest, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
-        # A name of its own per call: two threads of one process (the API's upload pool) may
-        # store the same bytes at once; both renames then land the same file.
-        tmp = target.with_suffix(target.suffix + f".{os.getpid()}.{uuid.uuid4().hex[:12]}.part")
+        tmp = documents.part_path(target)
         if move:
             shutil.move(str(src), tmp)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,13 @@ EXTENSIONS = {
 def stored_path(files_dir: Path, sha256: str, kind: str) -> Path:
     """Content-addressed location of an original file."""
     return files_dir / sha256[:2] / f"{sha256}{EXTENSIONS.get(kind, '')}"
+
+
+def part_path(target: Path) -> Path:
+    """A temporary name beside ``target`` to write it under before one rename: its own per
+    call, so two threads or processes (on machines sharing the store) storing the same bytes
+    at once never write one file (a watched folder skips ``*.part``)."""
+    return target.with_suffix(f"{target.suffix}.{os.getpid()}.{uuid.uuid4().hex[:12]}.part")
 
 
 def original(files_dir: Path, stored: str, sha256: str, kind: str) -> Path:

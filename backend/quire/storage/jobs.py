@@ -79,6 +79,11 @@ def from_row(row: Any) -> Job:
 
 def enqueue(conn: Connection, document_id: int | None, kind: str = "ingest") -> int:
     """Queue a job; returns its id. An unfinished job for the same document is reused."""
+    if is_postgres(conn):
+        # READ COMMITTED: two writers (API replicas, a reingest clicked twice) could both find
+        # no open job and both insert one. One at a time per document (or kind), until commit.
+        key = f"quire.enqueue:{document_id if document_id is not None else kind}"
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
     same = (
         ingest_jobs.c.document_id == document_id
         if document_id is not None
