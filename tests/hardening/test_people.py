@@ -160,6 +160,9 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         assert mine[team.docs["bob"]]["owner"] == "bob"
         assert mine[team.docs["team"]]["visibility"] == "team"
         assert mine[team.docs["team"]]["owner"] == "alice"
+        # What he may change: his own, not Alice's team document (the web app hides the rest).
+        assert mine[team.docs["bob"]]["can_change"] is True
+        assert mine[team.docs["team"]]["can_change"] is False
 
     def upload() -> None:
         # Alice's exact bytes: refused, without saying whose or which document.

@@ -80,6 +80,11 @@ class DocumentOut(BaseModel):
     owner: str | None = Field(
         default=None, description="The person who added it (null: no people, or a sync)."
     )
+    can_change: bool = Field(
+        default=True,
+        description="Whether the one asking may delete or re-ingest it (its owner, an admin "
+        "for a team document, anyone without people).",
+    )
     job: JobBrief | None = None
 
 

@@ -312,6 +312,7 @@ def _doc_dict(
         "origin": m["origin"],
         "visibility": m["visibility"],
         "owner": (owners or {}).get(m["owner_id"]) if m["owner_id"] is not None else None,
+        "can_change": access.can_change(m["owner_id"], m["visibility"]),
     }
     if job is not None:
         out["job"] = {

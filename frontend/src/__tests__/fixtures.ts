@@ -89,6 +89,7 @@ export function doc(id: number, over: Partial<Document> = {}): Document {
     origin: 'upload',
     visibility: 'team',
     owner: null,
+    can_change: true,
     ...over,
   }
 }

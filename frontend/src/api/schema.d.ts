@@ -738,6 +738,12 @@ export interface components {
              * @description The person who added it (null: no people, or a sync).
              */
             owner?: string | null;
+            /**
+             * Can Change
+             * @description Whether the one asking may delete or re-ingest it (its owner, an admin for a team document, anyone without people).
+             * @default true
+             */
+            can_change: boolean;
             job?: components["schemas"]["JobBrief"] | null;
         };
         /** DoneEvent */

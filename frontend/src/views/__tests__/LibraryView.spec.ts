@@ -193,4 +193,24 @@ describe('LibraryView privacy', () => {
     expect(badge(3).exists()).toBe(false)
     expect(w.findAll('[data-testid="private-badge"]')).toHaveLength(1)
   })
+
+  it('offers Re-ingest and Delete only on documents the reader may change', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents': () =>
+          json({
+            documents: [
+              doc(1, { visibility: 'team', owner: 'alice', can_change: false }),
+              doc(2, { visibility: 'private', owner: 'bob', can_change: true }),
+            ],
+          }),
+      }),
+    )
+    const w = await mountView()
+    const buttons = (id: number) => w.findAll(`[data-doc="${id}"] button`).map((b) => b.text())
+    expect(buttons(1)).not.toContain('Delete')
+    expect(buttons(1)).not.toContain('Re-ingest')
+    expect(buttons(2)).toEqual(expect.arrayContaining(['Re-ingest', 'Delete']))
+  })
 })
