@@ -150,8 +150,9 @@ def run_size(args: argparse.Namespace, size: int, url: str) -> dict[str, Any]:
             log(f"{backend}: building {size:,} chunks")
             got.update(build(db, corpus, size))
         if backend == "postgresql":
-            with db.write() as conn:
-                conn.exec_driver_sql("ANALYZE")
+            from quire.storage import pg_lexical
+
+            pg_lexical.settle(db)  # what autovacuum does after a bulk load, done now
         got.update(add_and_delete(db, corpus, size))
         got["disk_mb"] = disk_mb(db, data_dir)
         log(f"{backend}: searching")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -110,6 +111,33 @@ def test_bm25_on_postgresql_gives_fts5s_ranking_and_scores(
             assert a == pytest.approx(b, rel=1e-9), query
     assert _bm25(postgres, "東京の人口")  # the bigram phrases matched
     assert sum(bool(_bm25(postgres, q)) for q in QUERIES) == len(QUERIES) - 1
+
+
+def test_bm25_checks_the_best_scored_first_and_all_when_too_few_pass(
+    both: tuple[Database, Database],
+) -> None:
+    """The leg filters the best WIDEN x limit chunks first, then all of them when fewer than
+    limit pass: a filter on the last of six equal documents still finds its chunks (every
+    better-ranked one is another document's), as FTS5 does."""
+    sqlite, postgres = both
+    for name in "bcdef":
+        _fill(sqlite, name)
+        _fill(postgres, name)
+    with postgres.read() as conn:
+        last = int(conn.exec_driver_sql("SELECT max(id) FROM documents").scalar_one())
+    query = QUERIES[0]
+    for flt, limit in ((Filter(), 2), (Filter(document_ids=(last,)), 1), (Filter(), 40)):
+        with sqlite.read() as a, postgres.read() as b:
+            want = lexical.bm25(a, query, limit=limit, flt=flt)
+            got = lexical.bm25(b, query, limit=limit, flt=flt)
+        assert got and [c for c, _ in got] == [c for c, _ in want], (flt, limit)
+        assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
+    with postgres.read() as conn:
+        (only,) = lexical.bm25(conn, query, limit=1, flt=Filter(document_ids=(last,)))
+        owner = conn.execute(
+            text("SELECT document_id FROM page_chunks WHERE id = :c"), {"c": only[0]}
+        ).scalar_one()
+    assert owner == last
 
 
 def test_exact_leg_on_postgresql_gives_the_same_hits_and_scores(

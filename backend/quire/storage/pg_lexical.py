@@ -24,6 +24,7 @@ import sqlean
 from sqlalchemy import Connection, text
 
 from quire.storage import term_postings
+from quire.storage.db import Database
 
 #: The tokenizer of page_chunks_fts (migration 0001).
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -161,11 +162,17 @@ WITH q(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS
                  + :k1 * (1.0 - :b + :b * p.len / :avgdl))) AS s
        FROM bm25_postings p JOIN q ON p.term = q.term
        UNION ALL SELECT chunk_id, s FROM x),
-     summed AS (SELECT chunk_id, sum(s) AS s FROM scored GROUP BY chunk_id)
-SELECT t.chunk_id, t.s FROM summed t
+     summed AS (SELECT chunk_id, sum(s) AS s FROM scored GROUP BY chunk_id),
+     best AS (SELECT chunk_id, s FROM summed {best})
+SELECT t.chunk_id, t.s FROM best t
 JOIN page_chunks c ON c.id = t.chunk_id JOIN documents d ON d.id = c.document_id
 WHERE {where} ORDER BY t.s DESC, t.chunk_id LIMIT :n
 """
+#: The best ``WIDEN`` × limit chunks by score are checked against the filter first; only when
+#: fewer than ``limit`` of them pass is every scored chunk checked (joining tens of thousands
+#: of chunks of a common term to their documents was most of the leg's time).
+WIDEN = 4
+_BEST = "ORDER BY s DESC, chunk_id LIMIT :wide"
 
 
 def bm25(
@@ -209,21 +216,22 @@ def bm25(
     for toks in multi:
         for cid, score in _phrase_scores(conn, toks, stats, heading_weight).items():
             extra[cid] += score
-    rows = conn.execute(
-        text(_SCORE_SQL.format(where=where)),
-        {
-            "terms": terms,
-            "idfs": idfs,
-            "xc": list(extra),
-            "xs": list(extra.values()),
-            "hw": heading_weight,
-            "k1": term_postings.K1,
-            "b": term_postings.B,
-            "avgdl": avg.avgdl,
-            "n": limit,
-            **params,
-        },
-    ).all()
+    values = {
+        "terms": terms,
+        "idfs": idfs,
+        "xc": list(extra),
+        "xs": list(extra.values()),
+        "hw": heading_weight,
+        "k1": term_postings.K1,
+        "b": term_postings.B,
+        "avgdl": avg.avgdl,
+        "n": limit,
+        "wide": limit * WIDEN,
+        **params,
+    }
+    rows = conn.execute(text(_SCORE_SQL.format(where=where, best=_BEST)), values).all()
+    if len(rows) < limit:
+        rows = conn.execute(text(_SCORE_SQL.format(where=where, best="")), values).all()
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
@@ -258,3 +266,11 @@ def _runs(tokens: list[str], phrase: list[str]) -> int:
     """How often ``phrase`` occurs in ``tokens`` as consecutive tokens."""
     k = len(phrase)
     return sum(1 for i in range(len(tokens) - k + 1) if tokens[i : i + k] == phrase)
+
+
+def settle(db: Database) -> None:
+    """After a bulk load: VACUUM ANALYZE, so that the planner has statistics and the BM25
+    leg's index-only scans (migration 0015) skip the heap at once rather than once
+    autovacuum has come by."""
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("VACUUM (ANALYZE)")

@@ -80,6 +80,7 @@ def copy_library(src: Database, dst: Database, progress: Progress | None = None)
     for table in TABLES:
         out.counts[table.name] = _copy_table(src, dst, table, report)
     out.counts["vectors"] = _copy_vectors(src, dst, report)
+    pg_lexical.settle(dst)
     with dst.read() as conn:
         indexed = int(
             conn.execute(text("SELECT coalesce(sum(rows), 0) FROM bm25_totals")).scalar_one()
