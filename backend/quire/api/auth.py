@@ -25,7 +25,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from quire.api.errors import send_error
+from quire.api.errors import DATABASE_UNREACHABLE, send_error
 from quire.config import Settings
 from quire.storage import access, people
 from quire.storage.db import unreachable
@@ -125,7 +125,8 @@ class AccessControl:
         except Exception as exc:  # noqa: BLE001 - the one error shape, never a bare 500
             if not unreachable(exc):
                 raise
-            await send_error(send, 503, "unavailable", "the database cannot be reached; retry")
+            log.warning("database unreachable: %s", type(exc).__name__)
+            await send_error(send, 503, "unavailable", DATABASE_UNREACHABLE)
             return
         if reader is None:
             await self._refuse(scope, send, sent=bool(values))

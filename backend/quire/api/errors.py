@@ -22,6 +22,9 @@ from quire.storage.db import unreachable
 
 log = logging.getLogger(__name__)
 
+#: The answer while the database is away (a PostgreSQL restart, a network cut).
+DATABASE_UNREACHABLE = "the library's database is unreachable right now; try again in a moment"
+
 HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -114,11 +117,7 @@ def install(app: FastAPI) -> None:
         if unreachable(exc):
             # The database went away (a restart, a network cut): say so; retry later.
             log.warning("database unreachable: %s", exc.orig.__class__.__name__)
-            return error_response(
-                503,
-                "unavailable",
-                "the library's database is unreachable right now; try again in a moment",
-            )
+            return error_response(503, "unavailable", DATABASE_UNREACHABLE)
         log.exception("unhandled database error")
         return error_response(500, "internal_error", "internal error; see the server log")
 
