@@ -217,11 +217,16 @@ class _Recheck:
                 return {"type": "http.disconnect"}
             got = asyncio.ensure_future(receive())
             stop = asyncio.ensure_future(self.revoked.wait())
-            done, _ = await asyncio.wait({got, stop}, return_when=asyncio.FIRST_COMPLETED)
-            if got in done:
-                stop.cancel()
+            try:
+                await asyncio.wait({got, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                # Cancelled while waiting (the response ended), or one of them done: neither
+                # may be left pending.
+                for waiter in (got, stop):
+                    if not waiter.done():
+                        waiter.cancel()
+            if got.done() and not got.cancelled():
                 return got.result()
-            got.cancel()
             return {"type": "http.disconnect"}
 
         return receive_, send_
