@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
@@ -172,3 +175,33 @@ def test_text_without_spaces_is_indexed_as_bigrams_and_kept_in_sync(db: Database
         )
         conn.exec_driver_sql("DELETE FROM page_chunks WHERE id = ?", (cid,))
     assert hits('"朝食"') == []
+
+
+def test_processes_opening_a_fresh_library_together_migrate_it_once(tmp_path: Path) -> None:
+    """The API and a worker started at once on a new data directory (as `make run` and the
+    tests' stacks do): each waits for the other's migration instead of applying 0001 twice."""
+    go = tmp_path / "go"
+    script = (
+        "import sys, time; from pathlib import Path; from quire.config import Settings; "
+        "from quire.storage.migrate import open_database\n"
+        "while not Path(sys.argv[2]).exists(): time.sleep(0.001)\n"
+        "open_database(Settings(data_dir=Path(sys.argv[1]))).dispose()"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / "data"), str(go)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    time.sleep(4)  # all imported, all waiting: then they start at the same moment
+    go.touch()
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    db = Database(tmp_path / "data" / "quire.db", tmp_path / "data" / "quire_vecs.db")
+    with db.read() as conn:
+        version = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+    assert version == ScriptDirectory.from_config(_config(db)).get_current_head()
+    db.dispose()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +26,34 @@ def _config(db: Database) -> Config:
     return cfg
 
 
+@contextlib.contextmanager
+def _one_migrator(db: Database) -> Iterator[None]:
+    """One process migrates a library at a time. Alembic reads the version once, then
+    commits each revision on its own, so two processes starting together on a fresh library
+    (the API and a worker) would both apply 0001 and clash. SQLite: a lock file beside the
+    database; PostgreSQL: a session advisory lock."""
+    if isinstance(db, PostgresDatabase):
+        with db.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT pg_advisory_lock(hashtext('quire.migrate'))")
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.exec_driver_sql("SELECT pg_advisory_unlock(hashtext('quire.migrate'))")
+                conn.commit()
+        return
+    with open(db.db_path.with_name(db.db_path.name + ".migrate.lock"), "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def upgrade(db: Database, revision: str = "head") -> None:
     """Bring the schema to ``revision``; a no-op when it is there already."""
     cfg = _config(db)
-    with db.engine.connect().execution_options(write=True) as conn:
+    with _one_migrator(db), db.engine.connect().execution_options(write=True) as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
         conn.commit()
