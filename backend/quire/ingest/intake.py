@@ -20,13 +20,12 @@ from typing import Literal
 from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
-from quire.errors import Conflict, EmptyFile, FileTooLarge, NotFound
+from quire.errors import Conflict, EmptyFile, FileTooLarge
 from quire.hashing import sha256_file
 from quire.ingest.detect import detect_kind
 from quire.storage import documents, jobs
 from quire.storage.db import Database
 from quire.storage.records import Kind
-from quire.storage.schema import documents as documents_table
 
 IntakeStatus = Literal["queued", "duplicate", "updated", "requeued"]
 
@@ -144,10 +143,8 @@ def add_file(
 def _check_readable(conn: Connection, document_id: int, filename: str) -> None:
     """Content is stored once per library: when another person holds these bytes (or this
     source key) privately, the upload is refused rather than shown or changed."""
-    try:
-        documents.readable(conn, document_id, documents_table.c.id)
-    except NotFound:
+    if not documents.is_readable(conn, document_id):
         raise Conflict(
             f"{filename}: another member of this library holds the same file privately; "
             "ask them to share it (nothing was stored)"
-        ) from None
+        )

@@ -357,6 +357,16 @@ def readable(conn: Connection, document_id: int, *columns: Any) -> Any:
     return row
 
 
+def is_readable(conn: Connection, document_id: int) -> bool:
+    """Whether the document exists and the reader may read it."""
+    return (
+        conn.execute(
+            select(documents.c.id).where(documents.c.id == document_id, access.readable_documents())
+        ).first()
+        is not None
+    )
+
+
 def changeable(conn: Connection, document_id: int, *columns: Any) -> Any:
     """``readable``, and the reader may delete or re-ingest it (else Forbidden)."""
     row = readable(conn, document_id, documents.c.owner_id, documents.c.visibility, *columns)

@@ -12,7 +12,7 @@ from quire.api.deps import DbDep
 from quire.api.schemas import ErrorOut, IdPath, JobOut, stream_error_responses
 from quire.api.sse import EventStream
 from quire.errors import NotFound
-from quire.storage import documents, jobs, schema
+from quire.storage import documents, jobs
 from quire.storage.db import Database
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
@@ -25,12 +25,9 @@ def _job(db: Database, job_id: int) -> JobOut:
         job = jobs.get(conn, job_id)
         if job is None:
             raise NotFound(f"job {job_id} does not exist")
-        if job.document_id is not None:
-            # Another person's private document's job is no more there than the document.
-            try:
-                documents.readable(conn, job.document_id, schema.documents.c.id)
-            except NotFound:
-                raise NotFound(f"job {job_id} does not exist") from None
+        # Another person's private document's job is no more there than the document.
+        if job.document_id is not None and not documents.is_readable(conn, job.document_id):
+            raise NotFound(f"job {job_id} does not exist")
     return JobOut.model_validate(job, from_attributes=True)
 
 
