@@ -60,6 +60,12 @@ class PgServer:
         ) as conn:
             conn.execute(sql)  # type: ignore[arg-type]
 
+    def configure(self, **settings: str) -> None:
+        """Set server parameters (``ALTER SYSTEM``) and restart the server to apply them."""
+        for name, value in settings.items():
+            self._admin(f"ALTER SYSTEM SET {name} = '{value}'")
+        self.pg_ctl("restart", "-m", "fast")
+
     def create_database(self) -> str:
         name = "t_" + uuid.uuid4().hex[:12]
         self._admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")

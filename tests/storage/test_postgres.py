@@ -4,6 +4,7 @@ FTS5's scores on the same chunks, so the two backends rank alike."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from quire.config import Settings
 from quire.ingest.intake import add_file
 from quire.retrieval import exact, lexical
 from quire.retrieval.filters import Filter
-from quire.storage import chunks
+from quire.storage import chunks, pg_bulk, vectors
 from quire.storage.db import Database
 from quire.storage.migrate import downgrade, open_database, upgrade
 from quire.storage.records import Chunk, Page
@@ -65,6 +66,11 @@ def _chunk(n: int, head: str, body: str) -> Chunk:
 
 def _fill(db: Database, name: str = "a") -> int:
     """A ready document ``name``.txt holding PAGES, one chunk a page; its id."""
+    return _fill_many(db, PAGES, name)
+
+
+def _fill_many(db: Database, pages: list[tuple[str, str]], name: str) -> int:
+    """A ready document ``name``.txt of one page and chunk per (heading, text); its id."""
     with db.write() as conn:
         doc = int(
             conn.execute(
@@ -76,9 +82,8 @@ def _fill(db: Database, name: str = "a") -> int:
                 {"f": f"{name}.txt", "s": f"sha-{name}", "t": utcnow()},
             ).scalar_one()
         )
-        pages = [_page(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
-        found = [_chunk(i + 1, head, body) for i, (head, body) in enumerate(PAGES)]
-        chunks.replace(conn, doc, pages, found)
+        found = [_chunk(i + 1, head, body) for i, (head, body) in enumerate(pages)]
+        chunks.replace(conn, doc, [_page(c.page, c.heading_path, c.text) for c in found], found)
     return doc
 
 
@@ -138,6 +143,66 @@ def test_bm25_checks_the_best_scored_first_and_all_when_too_few_pass(
             text("SELECT document_id FROM page_chunks WHERE id = :c"), {"c": only[0]}
         ).scalar_one()
     assert owner == last
+
+
+def test_bm25_skips_reading_common_terms_in_full_and_still_ranks_as_fts5(
+    both: tuple[Database, Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MaxScore (pg_lexical.COMMON_SHARE): with a common word in the query, the chunks
+    holding a rarer one are scored and, when the common words alone cannot reach them, they
+    are the answer; the ranking and scores stay FTS5's, and the full statement still answers
+    when the shortcut cannot be shown exact or too few chunks pass the filter."""
+    from quire.storage import pg_lexical
+
+    rng = np.random.default_rng(3)
+    filler = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    rares = ["quokka", "axolotl", "pangolin", "narwhal"]
+    texts = []
+    for i in range(300):
+        words = list(rng.choice(filler, 12))
+        if i % 3 == 0:
+            words += ["harbour"] * int(rng.integers(1, 4))  # common: a third of the chunks
+        if i % 25 < len(rares):
+            words.append(rares[i % 25])  # rare: 12 chunks each
+        if i == 7:
+            words.append("okapi")  # in one chunk only
+        rng.shuffle(words)
+        texts.append(" ".join(words))
+    docs = {}
+    for db in both:
+        docs[db.dialect] = [
+            _fill_many(db, [("Body", t) for t in texts[k : k + 50]], f"m{k}")
+            for k in range(0, 300, 50)
+        ]
+    outcomes: list[bool] = []
+    real = pg_lexical._max_score
+
+    def spy(*args: object, **kwargs: object) -> object:
+        got = real(*args, **kwargs)  # type: ignore[arg-type]
+        outcomes.append(got is not None)
+        return got
+
+    monkeypatch.setattr(pg_lexical, "_max_score", spy)
+    cases = [
+        ("quokka harbour axolotl", Filter(), 2, True),  # 24 candidates, 8 needed
+        ("harbour okapi", Filter(), 2, False),  # one candidate: the full statement
+        ("harbour pangolin narwhal harbour", Filter(), 3, True),
+        # The one document's rare chunks are too few to fill the limit: the full statement.
+        ("quokka harbour", Filter(document_ids=(docs["postgresql"][5],)), 5, False),
+    ]
+    sqlite, postgres = both
+    for query, flt, limit, shortcut in cases:
+        want_flt = flt
+        if flt.document_ids:
+            want_flt = Filter(document_ids=(docs["sqlite"][5],))
+        with sqlite.read() as a, postgres.read() as b:
+            want = lexical.bm25(a, query, limit=limit, flt=want_flt)
+            outcomes.clear()
+            got = lexical.bm25(b, query, limit=limit, flt=flt)
+        assert outcomes == [shortcut], query
+        assert len(got) == limit, query
+        assert [c for c, _ in got] == [c for c, _ in want], query
+        assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9), query
 
 
 def test_exact_leg_on_postgresql_gives_the_same_hits_and_scores(
@@ -270,6 +335,46 @@ def test_concurrent_uploads_of_one_file_make_one_document_and_one_job(
                 text("SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM ingest_jobs)")
             ).one()
         assert tuple(counts) == (1, 1)
+    finally:
+        db.dispose()
+        pg_server.drop_database(url)
+
+
+def test_a_bulk_load_builds_its_indexes_at_the_end_and_an_interrupted_one_is_repaired(
+    tmp_path: Path, pg_server: PgServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = pg_server.create_database()
+    settings = Settings(data_dir=tmp_path / "pg", database_url=url)
+    db = open_database(settings)
+    try:
+        with db.write() as conn:
+            vectors.ensure(conn, "m", 4)
+        assert pg_bulk.missing(db) == []
+        built: list[str] = []
+        # A load that fails half-way still leaves every index built.
+        with (
+            pytest.raises(RuntimeError),
+            pg_bulk.loading(db, "64MB", lambda n, *_: built.append(n)),
+        ):
+            assert {ix.name for ix in pg_bulk.missing(db)} == {ix.name for ix in pg_bulk.INDEXES}
+            _fill(db)
+            raise RuntimeError("the load died")
+        assert pg_bulk.missing(db) == [] and built[-1] == "indexes"
+        with db.read() as conn:
+            assert [c for c, _ in lexical.bm25(conn, "foxes", limit=3, flt=Filter())]
+        # A process killed inside the load leaves them dropped: the next open builds them.
+        with db.write() as conn:
+            for ix in pg_bulk.INDEXES:
+                conn.exec_driver_sql(ix.drop)
+        db.dispose()
+        with caplog.at_level(logging.WARNING, logger="quire.storage.migrate"):
+            db = open_database(settings)
+        assert pg_bulk.missing(db) == [] and "interrupted bulk load" in caplog.text
+        with db.read() as conn:
+            names = conn.execute(
+                text("SELECT indexname FROM pg_indexes WHERE schemaname IN ('public', 'vec')")
+            ).scalars()
+            assert {"bm25_postings_pkey", "ix_page_chunks_trgm", "ix_page_vecs_hnsw"} <= set(names)
     finally:
         db.dispose()
         pg_server.drop_database(url)

@@ -12,7 +12,8 @@ from sqlalchemy import text
 from quire.config import Settings
 from quire.retrieval import dense, lexical
 from quire.retrieval.filters import Filter
-from quire.storage import conversations, people
+from quire.storage import conversations, people, pg_bulk
+from quire.storage.db import PostgresDatabase
 from quire.storage.migrate import open_database
 from tests.e2e.helpers import quire
 from tests.pg import PgServer
@@ -31,6 +32,10 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
         r = quire(settings.data_dir, "migrate-to-postgres", url, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "✗" not in r.stdout and "QUIRE_ORIGINALS_DIR=" in r.stdout
+        # The indexes dropped for the copy were built at its end (not by the open below).
+        raw = PostgresDatabase(url)
+        assert pg_bulk.missing(raw) == []
+        raw.dispose()
         postgres = open_database(Settings(data_dir=tmp_path / "pg", database_url=url))
         tables = ("users", "api_tokens", "documents", "pages", "page_chunks", "ingest_jobs")
         tables += ("messages",)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,12 @@ from alembic.config import Config
 from pydantic import SecretStr
 from sqlalchemy import create_engine, make_url
 
+from quire.storage import pg_bulk
 from quire.storage.db import Database, PostgresDatabase
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
+
+log = logging.getLogger(__name__)
 
 
 def _config(db: Database) -> Config:
@@ -138,4 +142,7 @@ def open_database(settings: Any) -> Database:
     else:
         db = Database(settings.db_path, settings.vec_db_path)
     upgrade(db)
+    if pg_bulk.missing(db):
+        log.warning("indexes missing after an interrupted bulk load: building them now")
+        pg_bulk.restore(db)
     return db

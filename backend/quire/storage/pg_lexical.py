@@ -16,7 +16,8 @@ by tokenizing the candidate chunks again; its document frequency is the count of
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import threading
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -116,6 +117,9 @@ class Totals:
     rows: int
     tokens: int
     trigrams: int
+    #: The highest chunk id: with the counts, it changes whenever a chunk is added or removed
+    #: (ids are never reused), so it keys the document-frequency cache.
+    last_chunk: int
 
     def averages(self, trigrams: bool = False) -> term_postings.Averages:
         total = self.trigrams if trigrams else self.tokens
@@ -124,8 +128,61 @@ class Totals:
 
 def totals(conn: Connection) -> Totals:
     """The row count and total lengths that FTS5's bm25() reads, summed over writer slots."""
-    r = conn.execute(text("SELECT sum(rows), sum(tokens), sum(trigrams) FROM bm25_totals")).one()
-    return Totals(int(r[0] or 0), int(r[1] or 0), int(r[2] or 0))
+    r = conn.execute(
+        text(
+            "SELECT sum(rows), sum(tokens), sum(trigrams), (SELECT max(id) FROM page_chunks) "
+            "FROM bm25_totals"
+        )
+    ).one()
+    return Totals(int(r[0] or 0), int(r[1] or 0), int(r[2] or 0), int(r[3] or 0))
+
+
+class _FrequencyCache:
+    """Terms' document frequencies as of one state of a library (``Totals``): counting a
+    common term's postings reads 100k-300k index entries at 1M chunks, and the BM25 leg and
+    the window stage both need them. Any added or removed chunk changes the key and empties
+    the cache; at most ``size`` terms are kept."""
+
+    def __init__(self, size: int = 100_000) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[str, Totals] | None = None
+        self._df: OrderedDict[str, int] = OrderedDict()
+        self._size = size
+
+    def get(self, conn: Connection, terms: Sequence[str], stats: Totals) -> dict[str, int]:
+        key = (conn.engine.url.render_as_string(), stats)  # one cache, one database at a time
+        with self._lock:
+            if self._key != key:
+                self._key, self._df = key, OrderedDict()
+            known = {t: self._df[t] for t in terms if t in self._df}
+        todo = sorted({t for t in terms if t not in known})
+        if todo:
+            counted = {
+                str(r[0]): int(r[1])
+                for r in conn.execute(
+                    text(
+                        "SELECT term, count(*) FROM bm25_postings "
+                        "WHERE term = ANY(CAST(:t AS text[])) GROUP BY term"
+                    ),
+                    {"t": todo},
+                )
+            }
+            found = {t: counted.get(t, 0) for t in todo}
+            known.update(found)
+            with self._lock:
+                if self._key == key:
+                    self._df.update(found)
+                    while len(self._df) > self._size:
+                        self._df.popitem(last=False)
+        return known
+
+
+_frequencies = _FrequencyCache()
+
+
+def term_frequencies(conn: Connection, terms: Sequence[str], stats: Totals) -> dict[str, int]:
+    """How many chunks hold each of these (FTS5) terms, as of ``stats``."""
+    return _frequencies.get(conn, terms, stats)
 
 
 def phrase_tokens(phrases: Sequence[str]) -> list[list[str]]:
@@ -139,6 +196,8 @@ def document_frequency(conn: Connection, phrase: str, cap: int) -> int:
     toks = sorted(set(phrase_tokens([phrase])[0]))
     if not toks:
         return 0
+    if len(toks) == 1:
+        return min(term_frequencies(conn, toks, totals(conn))[toks[0]], cap)
     return int(
         conn.execute(
             text(
@@ -174,6 +233,37 @@ WHERE {where} ORDER BY t.s DESC, t.chunk_id LIMIT :n
 WIDEN = 4
 _BEST = "ORDER BY s DESC, chunk_id LIMIT :wide"
 
+# MaxScore (Turtle and Flood, 1995): a term's score in a chunk is below idf × (k1 + 1)
+# whatever its counts. The common terms of a query (COMMON_SHARE of the chunks or more) are
+# not read in full: the chunks holding a rarer term are scored exactly (the common terms'
+# postings looked up for those chunks only), and when the WIDEN × limit-th best of them beats
+# what the common terms alone could give a chunk, no other chunk can reach the best ones, so
+# they are the best ones of the whole library. Otherwise the full statement runs. At 1M
+# chunks a common word holds 100k-300k postings and a rare one a few thousand.
+COMMON_SHARE = 0.01
+_CANDIDATES_SQL = """
+WITH r(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[]))),
+     m(term, idf) AS (SELECT * FROM unnest(CAST(:common AS text[]), CAST(:cidfs AS float8[]))),
+     x(chunk_id, s) AS (SELECT * FROM unnest(CAST(:xc AS bigint[]), CAST(:xs AS float8[]))),
+     rare AS (
+       SELECT p.chunk_id, r.idf * {score} AS s
+       FROM bm25_postings p JOIN r ON p.term = r.term
+       UNION ALL SELECT chunk_id, s FROM x),
+     cand AS (SELECT DISTINCT chunk_id FROM rare),
+     common AS (
+       SELECT p.chunk_id, m.idf * {score} AS s
+       FROM cand CROSS JOIN m JOIN LATERAL (
+         SELECT * FROM bm25_postings q WHERE q.term = m.term AND q.chunk_id = cand.chunk_id
+       ) p ON true),
+     summed AS (SELECT chunk_id, sum(s) AS s FROM (
+       SELECT * FROM rare UNION ALL SELECT * FROM common) AS a GROUP BY chunk_id)
+SELECT chunk_id, s FROM summed ORDER BY s DESC, chunk_id LIMIT :wide
+"""
+_SCORE = (
+    "(((p.tf_text + :hw * p.tf_heading) * (:k1 + 1.0)) / ((p.tf_text + :hw * p.tf_heading) "
+    "+ :k1 * (1.0 - :b + :b * p.len / :avgdl)))"
+)
+
 
 def bm25(
     conn: Connection,
@@ -198,27 +288,14 @@ def bm25(
         elif toks:
             multi.append(toks)
     terms = list(singles)
-    idfs: list[float] = []
-    if terms:
-        df: dict[str, int] = {
-            str(r[0]): int(r[1])
-            for r in conn.execute(
-                text(
-                    "SELECT term, count(*) FROM bm25_postings "
-                    "WHERE term = ANY(CAST(:t AS text[])) GROUP BY term"
-                ),
-                {"t": terms},
-            )
-        }
-        # A phrase given twice counts twice, as FTS5 sums over the query's phrases.
-        idfs = [term_postings.idf(stats.rows, df.get(t, 0)) * singles[t] for t in terms]
+    df = term_frequencies(conn, terms, stats)
+    # A phrase given twice counts twice, as FTS5 sums over the query's phrases.
+    idf = {t: term_postings.idf(stats.rows, df.get(t, 0)) * singles[t] for t in terms}
     extra: defaultdict[int, float] = defaultdict(float)
     for toks in multi:
         for cid, score in _phrase_scores(conn, toks, stats, heading_weight).items():
             extra[cid] += score
-    values = {
-        "terms": terms,
-        "idfs": idfs,
+    values: dict[str, object] = {
         "xc": list(extra),
         "xs": list(extra.values()),
         "hw": heading_weight,
@@ -229,10 +306,69 @@ def bm25(
         "wide": limit * WIDEN,
         **params,
     }
+    best = _max_score(conn, terms, df, idf, stats.rows, values, where)
+    if best is not None:
+        return best
+    values.update(terms=terms, idfs=[idf[t] for t in terms])
     rows = conn.execute(text(_SCORE_SQL.format(where=where, best=_BEST)), values).all()
     if len(rows) < limit:
         rows = conn.execute(text(_SCORE_SQL.format(where=where, best="")), values).all()
     return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _max_score(
+    conn: Connection,
+    terms: list[str],
+    df: dict[str, int],
+    idf: dict[str, float],
+    rows: int,
+    values: dict[str, object],
+    where: str,
+) -> list[tuple[int, float]] | None:
+    """The best chunks found without reading the common terms' postings in full (see
+    COMMON_SHARE), or None when that cannot be shown exact or too few pass the filter."""
+    by_df = sorted(terms, key=lambda t: (-df.get(t, 0), t))
+    top = max(idf.values(), default=0.0)
+    common: list[str] = []
+    ceiling = 0.0
+    for t in by_df[:-1]:  # the rarest term is always read
+        bound = idf[t] * (term_postings.K1 + 1.0)
+        # Worth trying while the common terms together could not outscore about two of the
+        # rarest term's hits (the check below is what makes the answer exact).
+        if df.get(t, 0) < COMMON_SHARE * rows or ceiling + bound >= 2.0 * top:
+            break
+        common.append(t)
+        ceiling += bound
+    if not common:
+        return None
+    rare = [t for t in by_df if t not in common]
+    got = conn.execute(
+        text(_CANDIDATES_SQL.format(score=_SCORE)),
+        {
+            **values,
+            "terms": rare,
+            "idfs": [idf[t] for t in rare],
+            "common": common,
+            "cidfs": [idf[t] for t in common],
+        },
+    ).all()
+    wide = int(values["wide"])  # type: ignore[call-overload]
+    if len(got) < wide or float(got[-1][1]) <= ceiling * (1.0 + 1e-9):
+        return None
+    ids = [int(r[0]) for r in got]
+    passed = {
+        int(r[0])
+        for r in conn.execute(
+            text(
+                "SELECT c.id FROM page_chunks c JOIN documents d ON d.id = c.document_id "
+                f"WHERE c.id = ANY(CAST(:maxscore_ids AS bigint[])) AND {where}"
+            ),
+            {**values, "maxscore_ids": ids},
+        )
+    }
+    limit = int(values["n"])  # type: ignore[call-overload]
+    kept = [(int(r[0]), float(r[1])) for r in got if int(r[0]) in passed][:limit]
+    return kept if len(kept) == limit else None
 
 
 def _phrase_scores(

@@ -18,7 +18,7 @@ import numpy as np
 from sqlalchemy import Connection, Table, func, insert, select, text
 
 from quire.errors import Conflict, InputError
-from quire.storage import pg_lexical, vectors
+from quire.storage import pg_bulk, pg_lexical, vectors
 from quire.storage.db import Database
 from quire.storage.schema import (
     api_tokens,
@@ -77,9 +77,16 @@ def copy_library(src: Database, dst: Database, progress: Progress | None = None)
             "migrate into an empty database"
         )
     out = Transferred()
-    for table in TABLES:
-        out.counts[table.name] = _copy_table(src, dst, table, report)
-    out.counts["vectors"] = _copy_vectors(src, dst, report)
+    with src.read() as conn:
+        meta = vectors.read_meta(conn)
+    if meta is not None:
+        with dst.write() as conn:
+            vectors.ensure(conn, meta.model, meta.dim)
+    # The costly indexes are built once at the end (storage/pg_bulk.py).
+    with pg_bulk.loading(dst, progress=report):
+        for table in TABLES:
+            out.counts[table.name] = _copy_table(src, dst, table, report)
+        out.counts["vectors"] = _copy_vectors(src, dst, meta, report)
     pg_lexical.settle(dst)
     with dst.read() as conn:
         indexed = int(
@@ -141,14 +148,13 @@ def _copy_table(src: Database, dst: Database, table: Table, report: Progress) ->
     return total, copied
 
 
-def _copy_vectors(src: Database, dst: Database, report: Progress) -> tuple[int, int]:
-    with src.read() as conn:
-        meta = vectors.read_meta(conn)
-        total = vectors.count(conn) if meta is not None else 0
+def _copy_vectors(
+    src: Database, dst: Database, meta: vectors.VecMeta | None, report: Progress
+) -> tuple[int, int]:
     if meta is None:
         return 0, 0
-    with dst.write() as conn:
-        vectors.ensure(conn, meta.model, meta.dim)
+    with src.read() as conn:
+        total = vectors.count(conn)
     done = 0
     report("vectors", 0, total)
 

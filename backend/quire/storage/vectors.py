@@ -40,6 +40,14 @@ def chunk_key(conn: Connection) -> str:
     return "chunk_id" if is_postgres(conn) else "rowid"
 
 
+#: pgvector's HNSW index for cosine distance (migration 0013; storage/pg_bulk.py builds it
+#: once after a bulk load).
+HNSW_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS ix_page_vecs_hnsw ON vec.page_vecs "
+    "USING hnsw (embedding vector_cosine_ops)"
+)
+
+
 def _create(conn: Connection, dim: int) -> None:
     if is_postgres(conn):
         conn.exec_driver_sql(
@@ -47,10 +55,7 @@ def _create(conn: Connection, dim: int) -> None:
             "REFERENCES page_chunks (id) ON DELETE CASCADE, "
             f"embedding vector({int(dim)}) NOT NULL)"
         )
-        conn.exec_driver_sql(
-            "CREATE INDEX IF NOT EXISTS ix_page_vecs_hnsw ON vec.page_vecs "
-            "USING hnsw (embedding vector_cosine_ops)"
-        )
+        conn.exec_driver_sql(HNSW_INDEX_SQL)
         return
     conn.exec_driver_sql(
         "CREATE TABLE IF NOT EXISTS vec.page_vecs_meta ("
