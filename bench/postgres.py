@@ -74,6 +74,20 @@ def build(db: Any, corpus: Corpus, size: int, memory: str) -> dict[str, float]:
     return {"build_s": round(total, 1), "build_rows_s": round(rows_s, 1)}
 
 
+def settle_sqlite(db: Any, settings: Any) -> float:
+    """The frequent terms' postings, as the idle worker reads them into a SQLite library after
+    a load (storage/term_postings.py; bench/retrieval.py does the same); seconds taken."""
+    from quire.storage import term_postings
+    from quire.storage.segment import STOPWORDS
+
+    t0 = time.perf_counter()
+    with db.read() as conn:
+        due = term_postings.due(conn, settings.bm25_frequent_df)
+    if due:
+        term_postings.refresh(db, settings.bm25_frequent_df, skip_words=STOPWORDS)
+    return round(time.perf_counter() - t0, 1)
+
+
 def chunk_count(db: Any) -> int:
     with db.read() as conn:
         return int(conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one())
@@ -174,6 +188,8 @@ def run_size(args: argparse.Namespace, size: int, url: str) -> dict[str, Any]:
             from quire.storage import pg_lexical
 
             pg_lexical.settle(db)  # what autovacuum does after a bulk load, done now
+        else:
+            got["term_postings_s"] = settle_sqlite(db, settings)
         got.update(add_and_delete(db, corpus, size))
         got["disk_mb"] = disk_mb(db, data_dir)
         log(f"{backend}: searching")
