@@ -234,20 +234,15 @@ def worker_quire_build(args: argparse.Namespace) -> dict[str, Any]:
     """bench/retrieval.py's own build (or its cached corpus), then the frequent terms'
     postings as the idle worker reads them (storage/term_postings.py), unless read already."""
     from quire.config import Settings
-    from quire.storage import term_postings
     from quire.storage.migrate import open_database
-    from quire.storage.segment import STOPWORDS
-    from retrieval import worker_build
+    from retrieval import read_term_postings, worker_build
 
     out = worker_build(args)
     settings = Settings(data_dir=Path(args.dir) / f"quire-{args.size}")
     db = open_database(settings)
-    with db.read() as conn:
-        due = term_postings.due(conn, settings.bm25_frequent_df)
-    if due:
-        out["term_postings"] = term_postings.refresh(
-            db, settings.bm25_frequent_df, skip_words=STOPWORDS
-        )
+    done = read_term_postings(db, settings)
+    if done is not None:
+        out["term_postings"] = done
     db.dispose()
     return out
 

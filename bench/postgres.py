@@ -36,6 +36,7 @@ from retrieval import (  # noqa: E402 - the corpus and its writers (bench/retrie
     corpus_batches,
     log,
     machine_record,
+    read_term_postings,
     summary,
     unit_vectors,
     write_documents,
@@ -72,20 +73,6 @@ def build(db: Any, corpus: Corpus, size: int, memory: str) -> dict[str, float]:
         vectors.mark_ready(conn, MODEL)
     total = time.perf_counter() - t0
     return {"build_s": round(total, 1), "build_rows_s": round(rows_s, 1)}
-
-
-def settle_sqlite(db: Any, settings: Any) -> float:
-    """The frequent terms' postings, as the idle worker reads them into a SQLite library after
-    a load (storage/term_postings.py; bench/retrieval.py does the same); seconds taken."""
-    from quire.storage import term_postings
-    from quire.storage.segment import STOPWORDS
-
-    t0 = time.perf_counter()
-    with db.read() as conn:
-        due = term_postings.due(conn, settings.bm25_frequent_df)
-    if due:
-        term_postings.refresh(db, settings.bm25_frequent_df, skip_words=STOPWORDS)
-    return round(time.perf_counter() - t0, 1)
 
 
 def chunk_count(db: Any) -> int:
@@ -188,8 +175,10 @@ def run_size(args: argparse.Namespace, size: int, url: str) -> dict[str, Any]:
             from quire.storage import pg_lexical
 
             pg_lexical.settle(db)  # what autovacuum does after a bulk load, done now
-        else:
-            got["term_postings_s"] = settle_sqlite(db, settings)
+        else:  # what the idle worker gives a SQLite library after a load
+            t0 = time.perf_counter()
+            read_term_postings(db, settings)
+            got["term_postings_s"] = round(time.perf_counter() - t0, 1)
         got.update(add_and_delete(db, corpus, size))
         got["disk_mb"] = disk_mb(db, data_dir)
         log(f"{backend}: searching")

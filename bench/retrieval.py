@@ -444,6 +444,18 @@ def worker_build(args: argparse.Namespace) -> dict[str, Any]:
     return {"build": build, "build_cached": False}
 
 
+def read_term_postings(db: Any, settings: Any) -> dict[str, Any] | None:
+    """The frequent terms' postings, read as the idle worker reads them into a library
+    (storage/term_postings.py) when they are due; what the read did, or None when not due."""
+    from quire.storage import term_postings
+    from quire.storage.segment import STOPWORDS
+
+    with db.read() as conn:
+        if not term_postings.due(conn, settings.bm25_frequent_df):
+            return None
+    return term_postings.refresh(db, settings.bm25_frequent_df, skip_words=STOPWORDS)
+
+
 def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     """Measure Quire on the corpus of one size (built by ``worker_build``)."""
     from quire.config import Settings
@@ -453,9 +465,8 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     from quire.retrieval.options import SearchOptions
     from quire.retrieval.planner import heuristic_plan
     from quire.retrieval.search import Searcher
-    from quire.storage import chunks, documents, term_postings
+    from quire.storage import chunks, documents
     from quire.storage.migrate import open_database
-    from quire.storage.segment import STOPWORDS
 
     size, deadline = args.size, args.deadline
     corpus = Corpus(args.seed)
@@ -494,16 +505,14 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     assert terms is not None
     # The frequent terms' postings, as the idle worker reads them (storage/term_postings.py).
     t0, c0 = time.perf_counter(), time.process_time()
-    with db.read() as conn:
-        due = term_postings.due(conn, settings.bm25_frequent_df)
-    done = term_postings.refresh(db, settings.bm25_frequent_df, skip_words=STOPWORDS) if due else {}
+    done = read_term_postings(db, settings)
     out["term_postings"] = {
-        **done,
+        **(done or {}),
         "read_s": round(time.perf_counter() - t0, 2),
         "read_cpu_s": round(time.process_time() - c0, 2),
-        "was_due": due,
+        "was_due": done is not None,
     }
-    if due:
+    if done is not None:
         checkpoint(db)
     out["disk_bytes"] = db_files(data_dir)
     out["disk_mb"] = round(sum(out["disk_bytes"].values()) / 2**20, 1)

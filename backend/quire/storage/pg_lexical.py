@@ -210,15 +210,18 @@ def document_frequency(conn: Connection, phrase: str, cap: int) -> int:
     )
 
 
+#: FTS5's per-term score of a posting ``p``, to be multiplied by the term's idf.
+_SCORE = (
+    "(((p.tf_text + :hw * p.tf_heading) * (:k1 + 1.0)) / ((p.tf_text + :hw * p.tf_heading) "
+    "+ :k1 * (1.0 - :b + :b * p.len / :avgdl)))"
+)
 # One statement: every posting of the single-token terms, scored with FTS5's formula and
 # summed per chunk; ``extra`` adds the phrase scores computed in Python (chunk id, score).
 _SCORE_SQL = """
 WITH q(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[]))),
      x(chunk_id, s) AS (SELECT * FROM unnest(CAST(:xc AS bigint[]), CAST(:xs AS float8[]))),
      scored AS (
-       SELECT p.chunk_id, q.idf * (((p.tf_text + :hw * p.tf_heading) * (:k1 + 1.0))
-              / ((p.tf_text + :hw * p.tf_heading)
-                 + :k1 * (1.0 - :b + :b * p.len / :avgdl))) AS s
+       SELECT p.chunk_id, q.idf * {score} AS s
        FROM bm25_postings p JOIN q ON p.term = q.term
        UNION ALL SELECT chunk_id, s FROM x),
      summed AS (SELECT chunk_id, sum(s) AS s FROM scored GROUP BY chunk_id),
@@ -226,7 +229,7 @@ WITH q(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS
 SELECT t.chunk_id, t.s FROM best t
 JOIN page_chunks c ON c.id = t.chunk_id JOIN documents d ON d.id = c.document_id
 WHERE {where} ORDER BY t.s DESC, t.chunk_id LIMIT :n
-"""
+""".replace("{score}", _SCORE)
 #: The best ``WIDEN`` × limit chunks by score are checked against the filter first; only when
 #: fewer than ``limit`` of them pass is every scored chunk checked (joining tens of thousands
 #: of chunks of a common term to their documents was most of the leg's time).
@@ -258,11 +261,7 @@ WITH r(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS
      summed AS (SELECT chunk_id, sum(s) AS s FROM (
        SELECT * FROM rare UNION ALL SELECT * FROM common) AS a GROUP BY chunk_id)
 SELECT chunk_id, s FROM summed ORDER BY s DESC, chunk_id LIMIT :wide
-"""
-_SCORE = (
-    "(((p.tf_text + :hw * p.tf_heading) * (:k1 + 1.0)) / ((p.tf_text + :hw * p.tf_heading) "
-    "+ :k1 * (1.0 - :b + :b * p.len / :avgdl)))"
-)
+""".replace("{score}", _SCORE)
 
 
 def bm25(
@@ -343,7 +342,7 @@ def _max_score(
         return None
     rare = [t for t in by_df if t not in common]
     got = conn.execute(
-        text(_CANDIDATES_SQL.format(score=_SCORE)),
+        text(_CANDIDATES_SQL),
         {
             **values,
             "terms": rare,
