@@ -175,9 +175,9 @@ def run_size(args: argparse.Namespace, size: int, url: str) -> dict[str, Any]:
             from quire.storage import pg_lexical
 
             pg_lexical.settle(db)  # what autovacuum does after a bulk load, done now
-        else:  # what the idle worker gives a SQLite library after a load
-            t0 = time.perf_counter()
-            read_term_postings(db, settings)
+        # What the idle worker gives a library after a load (storage/term_postings.py).
+        t0 = time.perf_counter()
+        if read_term_postings(db, settings) is not None:  # None: read by an earlier run
             got["term_postings_s"] = round(time.perf_counter() - t0, 1)
         got.update(add_and_delete(db, corpus, size))
         got["disk_mb"] = disk_mb(db, data_dir)

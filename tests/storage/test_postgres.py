@@ -145,14 +145,15 @@ def test_bm25_checks_the_best_scored_first_and_all_when_too_few_pass(
     assert owner == last
 
 
-def test_bm25_skips_reading_common_terms_in_full_and_still_ranks_as_fts5(
+def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts5(
     both: tuple[Database, Database], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """MaxScore (pg_lexical.COMMON_SHARE): with a common word in the query, the chunks
-    holding a rarer one are scored and, when the common words alone cannot reach them, they
-    are the answer; the ranking and scores stay FTS5's, and the full statement still answers
-    when the shortcut cannot be shown exact or too few chunks pass the filter."""
-    from quire.storage import pg_lexical
+    """The worker's entries of the frequent terms (storage/term_postings.py), read from
+    bm25_postings on PostgreSQL: a frequent term is scored from its entry plus the chunks
+    added since, chunks deleted since are dropped, a chunk indexed again in place makes the
+    entries untrusted; the ranking and scores stay FTS5's throughout."""
+    from quire.storage import pg_lexical, term_postings
+    from quire.storage.segment import STOPWORDS
 
     rng = np.random.default_rng(3)
     filler = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
@@ -161,48 +162,85 @@ def test_bm25_skips_reading_common_terms_in_full_and_still_ranks_as_fts5(
     for i in range(300):
         words = list(rng.choice(filler, 12))
         if i % 3 == 0:
-            words += ["harbour"] * int(rng.integers(1, 4))  # common: a third of the chunks
+            words += ["harbour"] * int(rng.integers(1, 4))  # frequent: a third of the chunks
         if i % 25 < len(rares):
             words.append(rares[i % 25])  # rare: 12 chunks each
-        if i == 7:
-            words.append("okapi")  # in one chunk only
         rng.shuffle(words)
         texts.append(" ".join(words))
-    docs = {}
+    docs: dict[str, list[int]] = {}
     for db in both:
         docs[db.dialect] = [
             _fill_many(db, [("Body", t) for t in texts[k : k + 50]], f"m{k}")
             for k in range(0, 300, 50)
         ]
-    outcomes: list[bool] = []
-    real = pg_lexical._max_score
-
-    def spy(*args: object, **kwargs: object) -> object:
-        got = real(*args, **kwargs)  # type: ignore[arg-type]
-        outcomes.append(got is not None)
-        return got
-
-    monkeypatch.setattr(pg_lexical, "_max_score", spy)
-    cases = [
-        ("quokka harbour axolotl", Filter(), 2, True),  # 24 candidates, 8 needed
-        ("harbour okapi", Filter(), 2, False),  # one candidate: the full statement
-        ("harbour pangolin narwhal harbour", Filter(), 3, True),
-        # The one document's rare chunks are too few to fill the limit: the full statement.
-        ("quokka harbour", Filter(document_ids=(docs["postgresql"][5],)), 5, False),
-    ]
     sqlite, postgres = both
-    for query, flt, limit, shortcut in cases:
+    done = term_postings.refresh(postgres, 40, skip_words=STOPWORDS)
+    with postgres.read() as conn:
+        read_at = term_postings.state(conn)
+        stored = set(term_postings.load_many(conn, ["harbour", "alpha", "quokka", "the"]))
+    assert read_at is not None and done["rows"] == read_at["rows"] == 306
+    assert stored == {"harbour", "alpha"}  # frequent ones only; stopwords never
+
+    reads: list[dict[str, int]] = []
+    real = pg_lexical.read_postings
+
+    def spy(conn: object, terms: list[str], after: list[int], *a: object) -> object:
+        reads.append(dict(zip(terms, after, strict=True)))
+        return real(conn, terms, after, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pg_lexical, "read_postings", spy)
+
+    def same(query: str, flt: Filter, limit: int) -> None:
         want_flt = flt
         if flt.document_ids:
-            want_flt = Filter(document_ids=(docs["sqlite"][5],))
+            want_flt = Filter(
+                document_ids=(docs["sqlite"][docs["postgresql"].index(flt.document_ids[0])],)
+            )
         with sqlite.read() as a, postgres.read() as b:
             want = lexical.bm25(a, query, limit=limit, flt=want_flt)
-            outcomes.clear()
+            reads.clear()
             got = lexical.bm25(b, query, limit=limit, flt=flt)
-        assert outcomes == [shortcut], query
-        assert len(got) == limit, query
+        assert len(got) == min(limit, len(want)) and got, query
         assert [c for c, _ in got] == [c for c, _ in want], query
         assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9), query
+
+    cases = [
+        ("quokka harbour axolotl", Filter(), 8),
+        ("harbour alpha", Filter(), 5),
+        ("harbour pangolin narwhal harbour", Filter(), 3),
+        ("quokka harbour", Filter(document_ids=(docs["postgresql"][5],)), 5),
+    ]
+    for query, flt, limit in cases:
+        same(query, flt, limit)
+        # The frequent term's postings were read only above its entry's chunk.
+        assert reads[0]["harbour"] == read_at["upto"], query
+
+    # Chunks added (a document of frequent and rare words) and deleted (a whole document)
+    # after the entries were read.
+    from quire.storage import documents
+
+    for db in both:
+        docs[db.dialect].append(
+            _fill_many(db, [("Body", "harbour quokka harbour " + t) for t in texts[:20]], "new")
+        )
+        documents.delete_document(db, docs[db.dialect].pop(0))
+    for query, flt, limit in cases[:3]:
+        same(query, flt, limit)
+        assert reads[0]["harbour"] == read_at["upto"], query
+
+    # A chunk indexed again in place (a new heading): the entries are no longer trusted.
+    for db in both:
+        with db.write() as conn:
+            doc = docs[db.dialect][0]
+            found = [_chunk(1, "Harbour notes", texts[50])] + [
+                _chunk(i + 1, "Body", t) for i, t in enumerate(texts[51:100], start=1)
+            ]
+            chunks.replace(conn, doc, [_page(c.page, c.heading_path, c.text) for c in found], found)
+    with postgres.read() as conn:
+        assert term_postings.state(conn) is None and term_postings.due(conn, 40)
+    for query, flt, limit in cases[:3]:
+        same(query, flt, limit)
+        assert reads[0]["harbour"] == 0, query  # read from bm25_postings in full
 
 
 def test_exact_leg_on_postgresql_gives_the_same_hits_and_scores(

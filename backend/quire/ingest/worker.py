@@ -112,8 +112,6 @@ class Worker:
         (storage/term_postings.py); yields as soon as a job is queued or the worker stops. A
         failure is logged and tried again a minute later, never fatal."""
         min_df = self.settings.bm25_frequent_df
-        if self.db.dialect != "sqlite":
-            return  # PostgreSQL's BM25 rows are the postings already (storage/pg_lexical.py)
         if not min_df or time.monotonic() - self._terms_failed_at < 60:
             return
         checked = [-math.inf]  # the queue is looked at first, then once a second

@@ -260,12 +260,7 @@ class TermScores:
         if allowed_docs is not None:
             matched &= np.isin(index.docs, np.fromiter(allowed_docs, dtype=np.int64))
         rows = np.flatnonzero(matched)
-        if len(rows) > limit:
-            # The best ``limit`` and everything tied with the last of them, then the tie-break.
-            s = total[rows]
-            kth = s[np.argpartition(-s, limit - 1)[limit - 1]]
-            rows = rows[s >= kth]
-        rows = rows[np.lexsort((index.ids[rows], -total[rows]))][:limit]
+        rows = rows[term_postings.ranked(index.ids[rows], total[rows], limit)]
         return list(zip(index.ids[rows].tolist(), total[rows].tolist(), strict=True))
 
     def matches(self, conn: Connection, view: View, phrase: str, heading_weight: float) -> int:

@@ -41,7 +41,7 @@ def idf_weights(
             for t, p in zip(terms, lexical.phrases(terms), strict=True)
         }
     else:
-        total = int(conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one())
+        total = lexical.chunk_count(conn)
         cap = max(int(total * _COUNT_CAP), 1)
         df = {t: lexical.document_frequency(conn, t, cap) for t in terms}
     return {t: math.log1p(total / (1 + df[t])) for t in terms}

@@ -7,7 +7,15 @@ The terms are FTS5's own: the chunk's text (its bigrams for unspaced scripts, as
 indexes it) goes through an in-memory FTS5 table with the tokenizer of ``page_chunks_fts``
 and its ``fts5vocab`` instances are read back, so stems, case folding and diacritics are
 exactly SQLite's. The score is then FTS5's formula (storage/term_postings.py ``bm25``/``idf``)
-summed over the query's terms, ranked in one SQL statement.
+summed over the query's terms, in numpy; the best chunks are then checked against the filter
+in SQL, the best ``WIDEN`` × limit first.
+
+A frequent term's postings (in ``bm25_frequent_df`` chunks or more) are read as one stored
+entry, as on SQLite (storage/term_postings.py: the idle worker writes them; here from
+``bm25_postings``), plus its postings in chunks added since: at 1M chunks a common word is in
+100k-300k of them, which the postings table gives up at ~1 ms per 1,000 where the entry takes
+a few ms in all. Any other term's postings come from ``bm25_postings``, packed into one byte
+string per column by the server.
 
 A query phrase of several tokens (a CJK word's bigrams, ``snake_case``) is scored as FTS5
 scores a phrase: its occurrences are the positions where its tokens follow each other, found
@@ -17,10 +25,14 @@ by tokenizing the candidate chunks again; its document frequency is the count of
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import sqlean
 from sqlalchemy import Connection, text
 
@@ -66,10 +78,15 @@ def index(conn: Connection, chunk_ids: Sequence[int]) -> None:
     if not chunk_ids:
         return
     ids = [int(i) for i in chunk_ids]
-    conn.execute(
+    dropped = conn.execute(
         text("DELETE FROM bm25_postings WHERE chunk_id = ANY(CAST(:ids AS bigint[]))"),
         {"ids": ids},
-    )
+    ).rowcount
+    if dropped:
+        # A chunk indexed again in place (a new heading): the stored entries may hold its
+        # old counts, so they are not read until the worker reads them again (as SQLite's
+        # trigger of migration 0009 empties them).
+        term_postings.forget(conn)
     rows = conn.execute(
         text(
             "SELECT id, coalesce(fts_text, text), coalesce(fts_heading, heading_path) "
@@ -149,6 +166,16 @@ class _FrequencyCache:
         self._df: OrderedDict[str, int] = OrderedDict()
         self._size = size
 
+    def remember(self, conn: Connection, stats: Totals, df: dict[str, int]) -> None:
+        """Frequencies known otherwise (the BM25 leg has just read these terms' postings)."""
+        key = (conn.engine.url.render_as_string(), stats)
+        with self._lock:
+            if self._key != key:
+                self._key, self._df = key, OrderedDict()
+            self._df.update(df)
+            while len(self._df) > self._size:
+                self._df.popitem(last=False)
+
     def get(self, conn: Connection, terms: Sequence[str], stats: Totals) -> dict[str, int]:
         key = (conn.engine.url.render_as_string(), stats)  # one cache, one database at a time
         with self._lock:
@@ -210,58 +237,163 @@ def document_frequency(conn: Connection, phrase: str, cap: int) -> int:
     )
 
 
-#: FTS5's per-term score of a posting ``p``, to be multiplied by the term's idf.
-_SCORE = (
-    "(((p.tf_text + :hw * p.tf_heading) * (:k1 + 1.0)) / ((p.tf_text + :hw * p.tf_heading) "
-    "+ :k1 * (1.0 - :b + :b * p.len / :avgdl)))"
+# Terms' postings, each column packed by the server into one byte string (big-endian): 300k
+# postings cross as four strings, not 1.2M values. Rows in any order, the same in each column.
+_POSTINGS_SQL = text(
+    "SELECT p.term, string_agg(int8send(p.chunk_id), ''), string_agg(int4send(p.tf_text), ''), "
+    "string_agg(int4send(p.tf_heading), ''), string_agg(int4send(p.len), '') "
+    "FROM unnest(CAST(:terms AS text[]), CAST(:after AS bigint[])) AS q(term, after) "
+    "JOIN bm25_postings p ON p.term = q.term AND p.chunk_id > q.after AND p.chunk_id <= :upto "
+    "GROUP BY p.term"
 )
-# One statement: every posting of the single-token terms, scored with FTS5's formula and
-# summed per chunk; ``extra`` adds the phrase scores computed in Python (chunk id, score).
-_SCORE_SQL = """
-WITH q(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[]))),
-     x(chunk_id, s) AS (SELECT * FROM unnest(CAST(:xc AS bigint[]), CAST(:xs AS float8[]))),
-     scored AS (
-       SELECT p.chunk_id, q.idf * {score} AS s
-       FROM bm25_postings p JOIN q ON p.term = q.term
-       UNION ALL SELECT chunk_id, s FROM x),
-     summed AS (SELECT chunk_id, sum(s) AS s FROM scored GROUP BY chunk_id),
-     best AS (SELECT chunk_id, s FROM summed {best})
-SELECT t.chunk_id, t.s FROM best t
-JOIN page_chunks c ON c.id = t.chunk_id JOIN documents d ON d.id = c.document_id
-WHERE {where} ORDER BY t.s DESC, t.chunk_id LIMIT :n
-""".replace("{score}", _SCORE)
-#: The best ``WIDEN`` × limit chunks by score are checked against the filter first; only when
-#: fewer than ``limit`` of them pass is every scored chunk checked (joining tens of thousands
-#: of chunks of a common term to their documents was most of the leg's time).
-WIDEN = 4
-_BEST = "ORDER BY s DESC, chunk_id LIMIT :wide"
+_NO_END = 2**62
 
-# MaxScore (Turtle and Flood, 1995): a term's score in a chunk is below idf × (k1 + 1)
-# whatever its counts. The common terms of a query (COMMON_SHARE of the chunks or more) are
-# not read in full: the chunks holding a rarer term are scored exactly (the common terms'
-# postings looked up for those chunks only), and when the WIDEN × limit-th best of them beats
-# what the common terms alone could give a chunk, no other chunk can reach the best ones, so
-# they are the best ones of the whole library. Otherwise the full statement runs. At 1M
-# chunks a common word holds 100k-300k postings and a rare one a few thousand.
-COMMON_SHARE = 0.01
-_CANDIDATES_SQL = """
-WITH r(term, idf) AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[]))),
-     m(term, idf) AS (SELECT * FROM unnest(CAST(:common AS text[]), CAST(:cidfs AS float8[]))),
-     x(chunk_id, s) AS (SELECT * FROM unnest(CAST(:xc AS bigint[]), CAST(:xs AS float8[]))),
-     rare AS (
-       SELECT p.chunk_id, r.idf * {score} AS s
-       FROM bm25_postings p JOIN r ON p.term = r.term
-       UNION ALL SELECT chunk_id, s FROM x),
-     cand AS (SELECT DISTINCT chunk_id FROM rare),
-     common AS (
-       SELECT p.chunk_id, m.idf * {score} AS s
-       FROM cand CROSS JOIN m JOIN LATERAL (
-         SELECT * FROM bm25_postings q WHERE q.term = m.term AND q.chunk_id = cand.chunk_id
-       ) p ON true),
-     summed AS (SELECT chunk_id, sum(s) AS s FROM (
-       SELECT * FROM rare UNION ALL SELECT * FROM common) AS a GROUP BY chunk_id)
-SELECT chunk_id, s FROM summed ORDER BY s DESC, chunk_id LIMIT :wide
-""".replace("{score}", _SCORE)
+
+def read_postings(
+    conn: Connection, terms: Sequence[str], after: Sequence[int], upto: int = _NO_END
+) -> dict[str, term_postings.Postings]:
+    """Each term's postings in the chunks with ids in (its ``after``, ``upto``]; terms with
+    none are left out."""
+    if not terms:
+        return {}
+    out: dict[str, term_postings.Postings] = {}
+    for term, ids, tf_text, tf_heading, length in conn.execute(
+        _POSTINGS_SQL, {"terms": list(terms), "after": [int(a) for a in after], "upto": upto}
+    ):
+        out[str(term)] = term_postings.Postings(
+            np.frombuffer(ids, dtype=">i8").astype(np.int64),
+            np.frombuffer(tf_text, dtype=">i4").astype(np.int64),
+            np.frombuffer(tf_heading, dtype=">i4").astype(np.int64),
+            np.frombuffer(length, dtype=">i4").astype(np.int64),
+        )
+    return out
+
+
+class PostingsSource:
+    """storage/term_postings.py's Source on PostgreSQL: ``bm25_postings`` in one read
+    snapshot, up to chunk ``upto``."""
+
+    def __init__(self, conn: Connection, upto: int) -> None:
+        self.conn, self.upto = conn, upto
+
+    def counts(self) -> tuple[int, int]:
+        rows = self.conn.execute(
+            text("SELECT count(*) FROM page_chunks WHERE id <= :u AND bm25_len IS NOT NULL"),
+            {"u": self.upto},
+        ).scalar_one()
+        return int(rows), self.upto
+
+    def frequent(self, min_df: int) -> list[str]:
+        return [
+            str(r[0])
+            for r in self.conn.execute(
+                text(
+                    "SELECT term FROM bm25_postings WHERE chunk_id <= :u GROUP BY term "
+                    "HAVING count(*) >= :m ORDER BY term"
+                ),
+                {"u": self.upto, "m": min_df},
+            )
+        ]
+
+    def stems(self, words: Iterable[str]) -> set[str]:
+        return {t for toks in phrase_tokens(list(words)) for t in toks}
+
+    def postings(self, stems: list[str]) -> Iterator[tuple[str, term_postings.Postings]]:
+        found = read_postings(self.conn, stems, [0] * len(stems), self.upto)
+        yield from ((s, found[s]) for s in stems if s in found)
+
+
+@contextmanager
+def postings_source(db: Database) -> Iterator[PostingsSource]:
+    """The postings as of a chunk id below which every chunk is committed, and the snapshot
+    to read them in. Chunk ids come from a sequence, in order, and are taken while a writer
+    holds its lock on page_chunks: once a SHARE lock is granted every writer in flight has
+    finished, so the largest id then has no uncommitted one below it (a chunk committed later
+    with a lower id would be in neither the entries nor the chunks read as new)."""
+    with db.write() as conn:
+        conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
+        conn.exec_driver_sql("LOCK TABLE page_chunks IN SHARE MODE")
+        upto = int(
+            conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
+        )
+    with db.read() as conn:
+        yield PostingsSource(conn, upto)
+
+
+class _LiveCache:
+    """The chunk ids up to the stored entries' ``upto`` that are still there, as of one
+    library state: read only when chunks were deleted since the entries were read (their
+    postings stay in the entries until then)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[str, Totals, int] | None = None
+        self._ids: npt.NDArray[np.int64] | None = None
+
+    def get(self, conn: Connection, read_at: dict[str, Any], stats: Totals) -> Any:
+        """The sorted live ids up to ``upto``, or None when no chunk was deleted since."""
+        upto, rows = int(read_at["upto"]), int(read_at["rows"])
+        key = (conn.engine.url.render_as_string(), stats, upto)
+        with self._lock:
+            if self._key == key:
+                return self._ids
+        added = conn.execute(
+            text("SELECT count(*) FROM page_chunks WHERE id > :u AND bm25_len IS NOT NULL"),
+            {"u": upto},
+        ).scalar_one()
+        ids = None
+        if rows + int(added) != stats.rows:
+            packed = conn.execute(
+                text(
+                    "SELECT string_agg(int8send(id), '' ORDER BY id) FROM page_chunks "
+                    "WHERE id <= :u AND bm25_len IS NOT NULL"
+                ),
+                {"u": upto},
+            ).scalar()
+            ids = np.frombuffer(packed or b"", dtype=">i8").astype(np.int64)
+        with self._lock:
+            self._key, self._ids = key, ids
+        return ids
+
+
+_live = _LiveCache()
+
+
+def _postings(
+    conn: Connection, terms: list[str], stats: Totals
+) -> dict[str, term_postings.Postings]:
+    """Each term's live postings: its stored entry (when the entries can be trusted) and its
+    postings in chunks added since, or all of them from ``bm25_postings``."""
+    read_at = term_postings.state(conn)
+    entries = term_postings.load_many(conn, terms) if read_at else {}
+    fresh = read_postings(conn, terms, [entries[t].upto if t in entries else 0 for t in terms])
+    live = _live.get(conn, read_at, stats) if entries and read_at else None
+    out: dict[str, term_postings.Postings] = {}
+    for t in terms:
+        parts = []
+        if (e := entries.get(t)) is not None:
+            keep: Any = slice(None)
+            if live is not None:  # drop the chunks deleted since the entry was read
+                at = np.minimum(np.searchsorted(live, e.ids), max(len(live) - 1, 0))
+                keep = live[at] == e.ids if len(live) else np.zeros(len(e.ids), np.bool_)
+            parts.append(
+                term_postings.Postings(
+                    e.ids[keep], e.tf_text[keep], e.tf_heading[keep], e.length[keep]
+                )
+            )
+        if t in fresh:
+            parts.append(fresh[t])
+        if parts:
+            out[t] = term_postings.Postings(
+                *(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS)
+            )
+    return out
+
+
+_FIELDS = ("ids", "tf_text", "tf_heading", "length")
+#: The best ``WIDEN`` × limit chunks by score are checked against the filter first, then
+#: eight times as many, and so on, until ``limit`` pass or every scored chunk was checked.
+WIDEN = 4
 
 
 def bm25(
@@ -276,9 +408,9 @@ def bm25(
     """Chunk ids with FTS5's bm25() of the OR of ``phrases`` (negated: higher is better), best
     first, among the chunks ``where`` lets through (over ``c`` page_chunks, ``d`` documents)."""
     stats = totals(conn)
-    if not stats.rows or not phrases:
+    if not stats.rows or not phrases or limit < 1:
         return []
-    avg = stats.averages()
+    avgdl = stats.averages().avgdl
     singles: dict[str, int] = {}
     multi: list[list[str]] = []
     for toks in phrase_tokens(phrases):
@@ -286,88 +418,71 @@ def bm25(
             singles[toks[0]] = singles.get(toks[0], 0) + 1
         elif toks:
             multi.append(toks)
-    terms = list(singles)
-    df = term_frequencies(conn, terms, stats)
-    # A phrase given twice counts twice, as FTS5 sums over the query's phrases.
-    idf = {t: term_postings.idf(stats.rows, df.get(t, 0)) * singles[t] for t in terms}
-    extra: defaultdict[int, float] = defaultdict(float)
+    found = _postings(conn, list(singles), stats)
+    _frequencies.remember(conn, stats, {t: len(found[t].ids) if t in found else 0 for t in singles})
+    ids: list[npt.NDArray[np.int64]] = []
+    scores: list[npt.NDArray[np.float64]] = []
+    for t, p in found.items():
+        # A phrase given twice counts twice, as FTS5 sums over the query's phrases.
+        weight = term_postings.idf(stats.rows, len(p.ids)) * singles[t]
+        f = p.tf_text * 1.0 + p.tf_heading * heading_weight
+        ids.append(p.ids)
+        scores.append(term_postings.bm25(f, p.length, weight, avgdl))
     for toks in multi:
-        for cid, score in _phrase_scores(conn, toks, stats, heading_weight).items():
-            extra[cid] += score
-    values: dict[str, object] = {
-        "xc": list(extra),
-        "xs": list(extra.values()),
-        "hw": heading_weight,
-        "k1": term_postings.K1,
-        "b": term_postings.B,
-        "avgdl": avg.avgdl,
-        "n": limit,
-        "wide": limit * WIDEN,
-        **params,
-    }
-    best = _max_score(conn, terms, df, idf, stats.rows, values, where)
-    if best is not None:
-        return best
-    values.update(terms=terms, idfs=[idf[t] for t in terms])
-    rows = conn.execute(text(_SCORE_SQL.format(where=where, best=_BEST)), values).all()
-    if len(rows) < limit:
-        rows = conn.execute(text(_SCORE_SQL.format(where=where, best="")), values).all()
-    return [(int(r[0]), float(r[1])) for r in rows]
+        got = _phrase_scores(conn, toks, stats, heading_weight)
+        ids.append(np.fromiter(got.keys(), dtype=np.int64, count=len(got)))
+        scores.append(np.fromiter(got.values(), dtype=np.float64, count=len(got)))
+    if not ids:
+        return []
+    chunk_ids, summed = _summed(np.concatenate(ids), np.concatenate(scores))
+    return _best(conn, chunk_ids, summed, limit, where, params)
 
 
-def _max_score(
+def _summed(
+    ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Each chunk's scores summed: by a table of all ids when they are dense enough (at 1M
+    chunks 400k postings sum in ~3 ms where sorting them takes ~40)."""
+    if not len(ids):
+        return ids, scores
+    top = int(ids.max())
+    if top < 16 * len(ids) + 65_536:
+        total = np.bincount(ids, weights=scores, minlength=top + 1)
+        held = np.flatnonzero(np.bincount(ids, minlength=top + 1))
+        return held.astype(np.int64), total[held].astype(np.float64)
+    held, where = np.unique(ids, return_inverse=True)
+    return held.astype(np.int64), np.bincount(where, weights=scores).astype(np.float64)
+
+
+def _best(
     conn: Connection,
-    terms: list[str],
-    df: dict[str, int],
-    idf: dict[str, float],
-    rows: int,
-    values: dict[str, object],
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    limit: int,
     where: str,
-) -> list[tuple[int, float]] | None:
-    """The best chunks found without reading the common terms' postings in full (see
-    COMMON_SHARE), or None when that cannot be shown exact or too few pass the filter."""
-    by_df = sorted(terms, key=lambda t: (-df.get(t, 0), t))
-    top = max(idf.values(), default=0.0)
-    common: list[str] = []
-    ceiling = 0.0
-    for t in by_df[:-1]:  # the rarest term is always read
-        bound = idf[t] * (term_postings.K1 + 1.0)
-        # Worth trying while the common terms together could not outscore about two of the
-        # rarest term's hits (the check below is what makes the answer exact).
-        if df.get(t, 0) < COMMON_SHARE * rows or ceiling + bound >= 2.0 * top:
+    params: dict[str, object],
+) -> list[tuple[int, float]]:
+    """The best ``limit`` chunks by score (ties: lower id first) that pass the filter."""
+    kept: list[int] = []
+    checked, wide = 0, limit * WIDEN
+    while True:
+        order = term_postings.ranked(ids, scores, wide)
+        batch = order[checked:]
+        passed = {
+            int(r[0])
+            for r in conn.execute(
+                text(
+                    "SELECT c.id FROM page_chunks c JOIN documents d ON d.id = c.document_id "
+                    f"WHERE c.id = ANY(CAST(:bm25_ids AS bigint[])) AND {where}"
+                ),
+                {**params, "bm25_ids": ids[batch].tolist()},
+            )
+        }
+        kept.extend(int(i) for i in batch if int(ids[i]) in passed)
+        if len(kept) >= limit or len(order) == len(ids):
             break
-        common.append(t)
-        ceiling += bound
-    if not common:
-        return None
-    rare = [t for t in by_df if t not in common]
-    got = conn.execute(
-        text(_CANDIDATES_SQL),
-        {
-            **values,
-            "terms": rare,
-            "idfs": [idf[t] for t in rare],
-            "common": common,
-            "cidfs": [idf[t] for t in common],
-        },
-    ).all()
-    wide = int(values["wide"])  # type: ignore[call-overload]
-    if len(got) < wide or float(got[-1][1]) <= ceiling * (1.0 + 1e-9):
-        return None
-    ids = [int(r[0]) for r in got]
-    passed = {
-        int(r[0])
-        for r in conn.execute(
-            text(
-                "SELECT c.id FROM page_chunks c JOIN documents d ON d.id = c.document_id "
-                f"WHERE c.id = ANY(CAST(:maxscore_ids AS bigint[])) AND {where}"
-            ),
-            {**values, "maxscore_ids": ids},
-        )
-    }
-    limit = int(values["n"])  # type: ignore[call-overload]
-    kept = [(int(r[0]), float(r[1])) for r in got if int(r[0]) in passed][:limit]
-    return kept if len(kept) == limit else None
+        checked, wide = len(order), wide * 8
+    return [(int(ids[i]), float(scores[i])) for i in kept[:limit]]
 
 
 def _phrase_scores(

@@ -30,16 +30,17 @@ import re
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import sqlean
 from sqlalchemy import Connection, text
 
-from quire.storage.db import Database
+from quire.storage.db import Database, in_strings, is_postgres, string_list
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,19 @@ class Entry:
         return bm25(f, self.length[keep], idf_, avgdl)
 
 
+def ranked(ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], k: int) -> Any:
+    """The positions of the best ``k`` by score, best first, ties broken by the lower id (the
+    order of FTS5's ``ORDER BY bm25(...)``, rowid)."""
+    rows = np.arange(len(ids))
+    if k < 1:
+        return rows[:0]
+    if len(rows) > k:
+        # The best ``k`` and everything tied with the last of them, then the tie-break.
+        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        rows = np.flatnonzero(scores >= kth)
+    return rows[np.lexsort((ids[rows], -scores[rows]))][:k]
+
+
 def _width(values: npt.NDArray[Any]) -> int:
     top = int(values.max()) if len(values) else 0
     return 0 if top == 0 else 1 if top < 1 << 8 else 2 if top < 1 << 16 else 3
@@ -182,17 +196,22 @@ def _decode(upto: int, body: bytes) -> Entry:
 
 
 def load(conn: Connection, stem: str) -> Entry | None:
-    row = conn.execute(
-        text("SELECT upto, body FROM term_postings WHERE term = :t"), {"t": stem}
-    ).one_or_none()
-    if row is None:
-        return None
-    try:
-        return _decode(int(row[0]), bytes(row[1]))
-    except (ValueError, struct.error):
-        # Not an entry this code wrote: FTS5 ranks the term until the worker reads it again.
-        log.warning("term postings of %r unreadable: ranked by FTS5", stem, exc_info=True)
-        return None
+    return load_many(conn, [stem]).get(stem)
+
+
+def load_many(conn: Connection, stems: Iterable[str]) -> dict[str, Entry]:
+    """The stored entries of these stems (those that have one)."""
+    out: dict[str, Entry] = {}
+    for term, upto, body in conn.execute(
+        text(f"SELECT term, upto, body FROM term_postings WHERE {in_strings(conn, 'term', 's')}"),
+        {"s": string_list(conn, stems)},
+    ):
+        try:
+            out[str(term)] = _decode(int(upto), bytes(body))
+        except (ValueError, struct.error):
+            # Not an entry this code wrote: the index ranks the term until it is read again.
+            log.warning("term postings of %r unreadable: ranked by the index", term, exc_info=True)
+    return out
 
 
 class Tokenizer:
@@ -250,16 +269,31 @@ def _put(conn: Connection, key: str, value: dict[str, Any]) -> None:
     )
 
 
-def _counts(conn: Connection) -> tuple[int, int]:
-    """(rows, largest chunk id) of the index now."""
-    top = conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
-    return averages(conn).rows, int(top)
+def _rows(conn: Connection) -> int:
+    """The rows BM25 counts now: FTS5's averages record, or PostgreSQL's totals."""
+    if is_postgres(conn):
+        from quire.storage import pg_lexical  # pg_lexical builds on this module
+
+        return pg_lexical.totals(conn).rows
+    return averages(conn).rows
+
+
+def state(conn: Connection) -> dict[str, Any] | None:
+    """What the stored entries were read at (``upto``, ``rows``, ``min_df``), or None when
+    there are none to trust (never read, being read again, or emptied)."""
+    return _get(conn, _STATE_KEY)
+
+
+def forget(conn: Connection) -> None:
+    """Stop trusting the stored entries (a chunk's text changed in place) until the worker
+    reads them again."""
+    conn.execute(text("DELETE FROM term_postings_state WHERE key = :k"), {"k": _STATE_KEY})
 
 
 def due(conn: Connection, min_df: int) -> bool:
     """Whether the entries should be read again: never read while some term could be frequent,
     or enough rows added or deleted since (REFRESH_SHARE), or emptied by the trigger."""
-    rows = averages(conn).rows
+    rows = _rows(conn)
     state = _get(conn, _STATE_KEY)
     if state is None:
         return rows >= min_df
@@ -278,7 +312,7 @@ def status(conn: Connection, min_df: int) -> tuple[bool, str]:
     """(up to date, what to tell the user) about the stored postings (``quire doctor``)."""
     if not min_df:
         return True, "off (QUIRE_BM25_FREQUENT_DF=0): BM25 ranks in FTS5 alone"
-    rows = averages(conn).rows
+    rows = _rows(conn)
     state = _get(conn, _STATE_KEY)
     terms, size = conn.exec_driver_sql(
         "SELECT count(*), coalesce(sum(length(body)), 0) FROM term_postings"
@@ -291,6 +325,81 @@ def status(conn: Connection, min_df: int) -> tuple[bool, str]:
             return False, f"not read yet ({rows:,} chunks): the worker reads them when idle"
         return False, f"{stored}, read at {state['rows']:,} chunks, {rows:,} now: due again"
     return True, f"{stored}, read at {state['rows']:,} chunks" if state else stored
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One stem's postings: chunk ids and, per chunk, the stem's count in the text and
+    heading columns and the chunk's length in tokens (aligned arrays)."""
+
+    ids: npt.NDArray[np.int64]
+    tf_text: npt.NDArray[np.int64]
+    tf_heading: npt.NDArray[np.int64]
+    length: npt.NDArray[np.int64]
+
+
+class Source(Protocol):
+    """Where the entries are read from, in one read snapshot: FTS5's own index on SQLite
+    (``Fts5Source``), the BM25 postings table on PostgreSQL (pg_lexical.PostingsSource)."""
+
+    def counts(self) -> tuple[int, int]:
+        """(rows, largest chunk id) the entries are read at."""
+
+    def frequent(self, min_df: int) -> list[str]:
+        """The stems in at least ``min_df`` chunks, in order."""
+
+    def stems(self, words: Iterable[str]) -> set[str]:
+        """The stems the index makes of ``words``."""
+
+    def postings(self, stems: list[str]) -> Iterator[tuple[str, Postings]]:
+        """Each stem's postings up to the largest chunk id of ``counts``."""
+
+
+class Fts5Source:
+    """FTS5's index of page_chunks_fts, read through ``fts5vocab``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        for sql in _VOCABS:
+            conn.exec_driver_sql(sql)
+        self._lengths: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+
+    def counts(self) -> tuple[int, int]:
+        top = self.conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar()
+        return averages(self.conn).rows, int(top or 0)
+
+    def frequent(self, min_df: int) -> list[str]:
+        return [
+            str(r[0])
+            for r in self.conn.execute(
+                text("SELECT term FROM temp.term_postings_row WHERE doc >= :m ORDER BY term"),
+                {"m": min_df},
+            )
+        ]
+
+    def stems(self, words: Iterable[str]) -> set[str]:
+        tokenizer = Tokenizer.of_index(self.conn)
+        try:
+            return {s for w in words for s in tokenizer.stems(w)}
+        finally:
+            tokenizer.close()
+
+    def postings(self, stems: list[str]) -> Iterator[tuple[str, Postings]]:
+        if self._lengths is None:
+            self._lengths = _lengths(self.conn)
+        ids, lengths = self._lengths
+        for stem in stems:
+            docs_json, cols_json, counts_json = self.conn.execute(_INSTANCES_SQL, {"t": stem}).one()
+            docs = np.array(json.loads(docs_json), dtype=np.int64)
+            cols = np.array(json.loads(cols_json), dtype=np.int64)
+            counts = np.array(json.loads(counts_json), dtype=np.int64)
+            chunk_ids, where = np.unique(docs, return_inverse=True)
+            tf_text = np.zeros(len(chunk_ids), dtype=np.int64)
+            tf_heading = np.zeros(len(chunk_ids), dtype=np.int64)
+            np.add.at(tf_text, where[cols == 0], counts[cols == 0])
+            np.add.at(tf_heading, where[cols == 1], counts[cols == 1])
+            length = lengths[np.searchsorted(ids, chunk_ids)]
+            yield stem, Postings(chunk_ids, tf_text, tf_heading, length)
 
 
 def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -306,6 +415,18 @@ def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.in
     return ids[order], lengths[order]
 
 
+@contextmanager
+def _source(db: Database) -> Iterator[Source]:
+    if db.dialect == "postgresql":
+        from quire.storage import pg_lexical
+
+        with pg_lexical.postings_source(db) as source:
+            yield source
+        return
+    with db.read() as conn:
+        yield Fts5Source(conn)
+
+
 def refresh(
     db: Database,
     min_df: int,
@@ -315,11 +436,12 @@ def refresh(
     batch_postings: int = 1_000_000,
     owner: str = "",
 ) -> dict[str, Any]:
-    """Read the postings of every stem in at least ``min_df`` chunks (except ``skip_words``'
-    stems: the stopwords a query never searches) from FTS5 into ``term_postings``, replacing
-    what was there. One read snapshot for all; written in batches of about ``batch_postings``
-    so that no write holds the lock for long. Returns what it did. One worker (``owner``) at a
-    time: another one idle meanwhile skips (its claim lapses after CLAIM_S if it died)."""
+    """Read the postings of every stem in at least ``min_df`` chunks (except ``skip_words'``
+    stems: the stopwords a query never searches) from the index into ``term_postings``,
+    replacing what was there. One read snapshot for all; written in batches of about
+    ``batch_postings`` so that no write holds the lock for long. Returns what it did. One
+    worker (``owner``) at a time: another one idle meanwhile skips (its claim lapses after
+    CLAIM_S if it died)."""
     if not _claim(db, owner):
         return {"min_df": min_df, "terms": 0, "postings": 0, "skipped": "claimed", "s": 0.0}
     try:
@@ -341,6 +463,10 @@ def _claim(db: Database, owner: str) -> bool:
     return True
 
 
+#: Stems whose postings are read in one go (PostgreSQL reads a batch in one statement).
+_READ_BATCH = 64
+
+
 def _read(
     db: Database,
     min_df: int,
@@ -349,50 +475,33 @@ def _read(
     batch_postings: int,
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
-    with db.read() as conn:
-        for sql in _VOCABS:
-            conn.exec_driver_sql(sql)
-        tokenizer = Tokenizer.of_index(conn)
-        try:
-            skip = {s for w in skip_words for s in tokenizer.stems(w)}
-        finally:
-            tokenizer.close()
-        rows, top = _counts(conn)
-        frequent = [
-            str(r[0])
-            for r in conn.execute(
-                text("SELECT term FROM temp.term_postings_row WHERE doc >= :m ORDER BY term"),
-                {"m": min_df},
-            )
-            if str(r[0]) not in skip
-        ]
-        ids, lengths = _lengths(conn) if frequent else (np.zeros(0, np.int64),) * 2
+    with _source(db) as source:
+        skip = source.stems(skip_words)
+        rows, top = source.counts()
+        frequent = [stem for stem in source.frequent(min_df) if stem not in skip]
         pending: list[tuple[str, bytes]] = []
         size = written = postings = 0
         first = True
         stopped = False
-        for stem in frequent:
+        for at in range(0, len(frequent), _READ_BATCH):
             if should_stop():
                 stopped = True
                 break
-            docs_json, cols_json, counts_json = conn.execute(_INSTANCES_SQL, {"t": stem}).one()
-            docs = np.array(json.loads(docs_json), dtype=np.int64)
-            cols = np.array(json.loads(cols_json), dtype=np.int64)
-            counts = np.array(json.loads(counts_json), dtype=np.int64)
-            chunk_ids, where = np.unique(docs, return_inverse=True)
-            tf_text = np.zeros(len(chunk_ids), dtype=np.int64)
-            tf_heading = np.zeros(len(chunk_ids), dtype=np.int64)
-            np.add.at(tf_text, where[cols == 0], counts[cols == 0])
-            np.add.at(tf_heading, where[cols == 1], counts[cols == 1])
-            length = lengths[np.searchsorted(ids, chunk_ids)]
-            pending.append(
-                (
-                    stem,
-                    _encode(chunk_ids, tf_text, tf_heading, length),
+            for stem, found in source.postings(frequent[at : at + _READ_BATCH]):
+                order = np.argsort(found.ids, kind="stable")
+                pending.append(
+                    (
+                        stem,
+                        _encode(
+                            found.ids[order],
+                            found.tf_text[order],
+                            found.tf_heading[order],
+                            found.length[order],
+                        ),
+                    )
                 )
-            )
-            size += len(chunk_ids)
-            postings += len(chunk_ids)
+                size += len(found.ids)
+                postings += len(found.ids)
             if size >= batch_postings:
                 written += _write(db, pending, top, clear=first)
                 pending, size, first = [], 0, False
