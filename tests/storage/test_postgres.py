@@ -243,6 +243,50 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
         assert reads[0]["harbour"] == 0, query  # read from bm25_postings in full
 
 
+def test_reading_the_entries_waits_for_a_writer_in_flight(
+    both: tuple[Database, Database],
+) -> None:
+    """A writer's chunks not yet committed when the worker starts reading the entries: the
+    read waits for the commit (its SHARE lock), so those chunks are in the entries, never
+    below their chunk id and missing from them."""
+    from quire.storage import term_postings
+
+    postgres = both[1]
+    started, finished = threading.Event(), threading.Event()
+    got: dict[str, object] = {}
+
+    def read() -> None:
+        started.set()
+        got.update(term_postings.refresh(postgres, 1))
+        finished.set()
+
+    with postgres.write() as conn:
+        doc = int(
+            conn.execute(
+                text(
+                    "INSERT INTO documents (kind, filename, sha256, byte_size, stored_path, "
+                    "status, created_at, updated_at) VALUES ('text', 'w.txt', 'sha-w', 1, "
+                    "'/x', 'ready', :t, :t) RETURNING id"
+                ),
+                {"t": utcnow()},
+            ).scalar_one()
+        )
+        found = [_chunk(1, "Body", "wombats burrow at dusk")]
+        written = chunks.replace(conn, doc, [_page(1, "Body", found[0].text)], found)
+        reader = threading.Thread(target=read)
+        reader.start()
+        started.wait(5)
+        assert not finished.wait(1.0)  # waiting for this transaction
+    reader.join(30)
+    assert finished.is_set() and got["rows"] == len(PAGES) + 1
+    (mine,) = written.inserted_ids
+    with postgres.read() as conn:
+        read_at = term_postings.state(conn)
+        entry = term_postings.load_many(conn, ["wombat"])["wombat"]
+    assert read_at is not None and read_at["upto"] >= mine
+    assert entry.ids.tolist() == [mine]
+
+
 def test_exact_leg_on_postgresql_gives_the_same_hits_and_scores(
     both: tuple[Database, Database],
 ) -> None:
