@@ -152,7 +152,7 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     bm25_postings on PostgreSQL: a frequent term is scored from its entry plus the chunks
     added since, chunks deleted since are dropped, a chunk indexed again in place makes the
     entries untrusted; the ranking and scores stay FTS5's throughout."""
-    from quire.storage import pg_lexical, term_postings
+    from quire.storage import term_postings
     from quire.storage.segment import STOPWORDS
 
     rng = np.random.default_rng(3)
@@ -182,13 +182,13 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     assert stored == {"harbour", "alpha"}  # frequent ones only; stopwords never
 
     reads: list[dict[str, int]] = []
-    real = pg_lexical.read_postings
+    real = term_postings.read_postings
 
     def spy(conn: object, terms: list[str], after: list[int], *a: object) -> object:
         reads.append(dict(zip(terms, after, strict=True)))
         return real(conn, terms, after, *a)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pg_lexical, "read_postings", spy)
+    monkeypatch.setattr(term_postings, "read_postings", spy)
 
     def same(query: str, flt: Filter, limit: int) -> None:
         want_flt = flt

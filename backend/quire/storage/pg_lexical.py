@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +38,7 @@ from sqlalchemy import Connection, text
 from quire.storage import term_postings
 from quire.storage.db import Database
 
-#: The tokenizer of page_chunks_fts (migration 0001).
-TOKENIZER = "porter unicode61 remove_diacritics 2"
+TOKENIZER = term_postings.TOKENIZER
 
 
 @dataclass(frozen=True)
@@ -237,89 +235,6 @@ def document_frequency(conn: Connection, phrase: str, cap: int) -> int:
     )
 
 
-# Terms' postings, each column packed by the server into one byte string (big-endian): 300k
-# postings cross as four strings, not 1.2M values. Rows in any order, the same in each column.
-_POSTINGS_SQL = text(
-    "SELECT p.term, string_agg(int8send(p.chunk_id), ''), string_agg(int4send(p.tf_text), ''), "
-    "string_agg(int4send(p.tf_heading), ''), string_agg(int4send(p.len), '') "
-    "FROM unnest(CAST(:terms AS text[]), CAST(:after AS bigint[])) AS q(term, after) "
-    "JOIN bm25_postings p ON p.term = q.term AND p.chunk_id > q.after AND p.chunk_id <= :upto "
-    "GROUP BY p.term"
-)
-_NO_END = 2**62
-
-
-def read_postings(
-    conn: Connection, terms: Sequence[str], after: Sequence[int], upto: int = _NO_END
-) -> dict[str, term_postings.Postings]:
-    """Each term's postings in the chunks with ids in (its ``after``, ``upto``]; terms with
-    none are left out."""
-    if not terms:
-        return {}
-    out: dict[str, term_postings.Postings] = {}
-    for term, ids, tf_text, tf_heading, length in conn.execute(
-        _POSTINGS_SQL, {"terms": list(terms), "after": [int(a) for a in after], "upto": upto}
-    ):
-        out[str(term)] = term_postings.Postings(
-            np.frombuffer(ids, dtype=">i8").astype(np.int64),
-            np.frombuffer(tf_text, dtype=">i4").astype(np.int64),
-            np.frombuffer(tf_heading, dtype=">i4").astype(np.int64),
-            np.frombuffer(length, dtype=">i4").astype(np.int64),
-        )
-    return out
-
-
-class PostingsSource:
-    """storage/term_postings.py's Source on PostgreSQL: ``bm25_postings`` in one read
-    snapshot, up to chunk ``upto``."""
-
-    def __init__(self, conn: Connection, upto: int) -> None:
-        self.conn, self.upto = conn, upto
-
-    def counts(self) -> tuple[int, int]:
-        rows = self.conn.execute(
-            text("SELECT count(*) FROM page_chunks WHERE id <= :u AND bm25_len IS NOT NULL"),
-            {"u": self.upto},
-        ).scalar_one()
-        return int(rows), self.upto
-
-    def frequent(self, min_df: int) -> list[str]:
-        return [
-            str(r[0])
-            for r in self.conn.execute(
-                text(
-                    "SELECT term FROM bm25_postings WHERE chunk_id <= :u GROUP BY term "
-                    "HAVING count(*) >= :m ORDER BY term"
-                ),
-                {"u": self.upto, "m": min_df},
-            )
-        ]
-
-    def stems(self, words: Iterable[str]) -> set[str]:
-        return {t for toks in phrase_tokens(list(words)) for t in toks}
-
-    def postings(self, stems: list[str]) -> Iterator[tuple[str, term_postings.Postings]]:
-        found = read_postings(self.conn, stems, [0] * len(stems), self.upto)
-        yield from ((s, found[s]) for s in stems if s in found)
-
-
-@contextmanager
-def postings_source(db: Database) -> Iterator[PostingsSource]:
-    """The postings as of a chunk id below which every chunk is committed, and the snapshot
-    to read them in. Chunk ids come from a sequence, in order, and are taken while a writer
-    holds its lock on page_chunks: once a SHARE lock is granted every writer in flight has
-    finished, so the largest id then has no uncommitted one below it (a chunk committed later
-    with a lower id would be in neither the entries nor the chunks read as new)."""
-    with db.write() as conn:
-        conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
-        conn.exec_driver_sql("LOCK TABLE page_chunks IN SHARE MODE")
-        upto = int(
-            conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
-        )
-    with db.read() as conn:
-        yield PostingsSource(conn, upto)
-
-
 class _LiveCache:
     """The chunk ids up to the stored entries' ``upto`` that are still there, as of one
     library state: read only when chunks were deleted since the entries were read (their
@@ -366,7 +281,9 @@ def _postings(
     postings in chunks added since, or all of them from ``bm25_postings``."""
     read_at = term_postings.state(conn)
     entries = term_postings.load_many(conn, terms) if read_at else {}
-    fresh = read_postings(conn, terms, [entries[t].upto if t in entries else 0 for t in terms])
+    fresh = term_postings.read_postings(
+        conn, terms, [entries[t].upto if t in entries else 0 for t in terms]
+    )
     live = _live.get(conn, read_at, stats) if entries and read_at else None
     out: dict[str, term_postings.Postings] = {}
     for t in terms:

@@ -30,7 +30,7 @@ import re
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 # FTS5's bm25() constants (fts5_aux.c).
 K1, B = 1.2, 0.75
 _FTS = "page_chunks_fts"
+#: The tokenizer of page_chunks_fts (migration 0001), which PostgreSQL's postings use too.
+TOKENIZER = "porter unicode61 remove_diacritics 2"
 # FTS5's own view of its index: per stem the rows holding it, and every instance.
 _VOCABS = tuple(
     f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_postings_{kind} USING fts5vocab("
@@ -270,11 +272,11 @@ def _put(conn: Connection, key: str, value: dict[str, Any]) -> None:
 
 
 def _rows(conn: Connection) -> int:
-    """The rows BM25 counts now: FTS5's averages record, or PostgreSQL's totals."""
+    """The rows BM25 counts now: FTS5's averages record, or on PostgreSQL the BM25 totals
+    (pg_lexical.totals, summed over its writer slots)."""
     if is_postgres(conn):
-        from quire.storage import pg_lexical  # pg_lexical builds on this module
-
-        return pg_lexical.totals(conn).rows
+        rows = conn.exec_driver_sql("SELECT coalesce(sum(rows), 0) FROM bm25_totals").scalar()
+        return int(rows or 0)
     return averages(conn).rows
 
 
@@ -402,6 +404,93 @@ class Fts5Source:
             yield stem, Postings(chunk_ids, tf_text, tf_heading, length)
 
 
+# Terms' postings, each column packed by the server into one byte string (big-endian): 300k
+# postings cross as four strings, not 1.2M values. Rows in any order, the same in each column.
+_POSTINGS_SQL = text(
+    "SELECT p.term, string_agg(int8send(p.chunk_id), ''), string_agg(int4send(p.tf_text), ''), "
+    "string_agg(int4send(p.tf_heading), ''), string_agg(int4send(p.len), '') "
+    "FROM unnest(CAST(:terms AS text[]), CAST(:after AS bigint[])) AS q(term, after) "
+    "JOIN bm25_postings p ON p.term = q.term AND p.chunk_id > q.after AND p.chunk_id <= :upto "
+    "GROUP BY p.term"
+)
+_NO_END = 2**62
+
+
+def read_postings(
+    conn: Connection, terms: Sequence[str], after: Sequence[int], upto: int = _NO_END
+) -> dict[str, Postings]:
+    """Each term's postings in the chunks with ids in (its ``after``, ``upto``]; terms with
+    none are left out."""
+    if not terms:
+        return {}
+    out: dict[str, Postings] = {}
+    for term, ids, tf_text, tf_heading, length in conn.execute(
+        _POSTINGS_SQL, {"terms": list(terms), "after": [int(a) for a in after], "upto": upto}
+    ):
+        out[str(term)] = Postings(
+            np.frombuffer(ids, dtype=">i8").astype(np.int64),
+            np.frombuffer(tf_text, dtype=">i4").astype(np.int64),
+            np.frombuffer(tf_heading, dtype=">i4").astype(np.int64),
+            np.frombuffer(length, dtype=">i4").astype(np.int64),
+        )
+    return out
+
+
+class PostingsSource:
+    """The Source on PostgreSQL: ``bm25_postings`` (storage/pg_lexical.py) in one read
+    snapshot, up to chunk ``upto``."""
+
+    def __init__(self, conn: Connection, upto: int) -> None:
+        self.conn, self.upto = conn, upto
+
+    def counts(self) -> tuple[int, int]:
+        rows = self.conn.execute(
+            text("SELECT count(*) FROM page_chunks WHERE id <= :u AND bm25_len IS NOT NULL"),
+            {"u": self.upto},
+        ).scalar_one()
+        return int(rows), self.upto
+
+    def frequent(self, min_df: int) -> list[str]:
+        return [
+            str(r[0])
+            for r in self.conn.execute(
+                text(
+                    "SELECT term FROM bm25_postings WHERE chunk_id <= :u GROUP BY term "
+                    "HAVING count(*) >= :m ORDER BY term"
+                ),
+                {"u": self.upto, "m": min_df},
+            )
+        ]
+
+    def stems(self, words: Iterable[str]) -> set[str]:
+        tokenizer = Tokenizer(TOKENIZER)
+        try:
+            return {s for w in words for s in tokenizer.stems(w)}
+        finally:
+            tokenizer.close()
+
+    def postings(self, stems: list[str]) -> Iterator[tuple[str, Postings]]:
+        found = read_postings(self.conn, stems, [0] * len(stems), self.upto)
+        yield from ((s, found[s]) for s in stems if s in found)
+
+
+@contextmanager
+def postings_source(db: Database) -> Iterator[PostingsSource]:
+    """The postings as of a chunk id below which every chunk is committed, and the snapshot
+    to read them in. Chunk ids come from a sequence, in order, and are taken while a writer
+    holds its lock on page_chunks: once a SHARE lock is granted every writer in flight has
+    finished, so the largest id then has no uncommitted one below it (a chunk committed later
+    with a lower id would be in neither the entries nor the chunks read as new)."""
+    with db.write() as conn:
+        conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
+        conn.exec_driver_sql("LOCK TABLE page_chunks IN SHARE MODE")
+        upto = int(
+            conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
+        )
+    with db.read() as conn:
+        yield PostingsSource(conn, upto)
+
+
 def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Every row's id and length in tokens (all columns), from FTS5's docsize table."""
     ids_json, sizes_json = conn.exec_driver_sql(
@@ -418,9 +507,7 @@ def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.in
 @contextmanager
 def _source(db: Database) -> Iterator[Source]:
     if db.dialect == "postgresql":
-        from quire.storage import pg_lexical
-
-        with pg_lexical.postings_source(db) as source:
+        with postings_source(db) as source:
             yield source
         return
     with db.read() as conn:
