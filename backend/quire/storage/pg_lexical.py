@@ -300,7 +300,9 @@ def _postings(
             )
         if t in fresh:
             parts.append(fresh[t])
-        if parts:
+        if len(parts) == 1:
+            out[t] = parts[0]
+        elif parts:
             out[t] = term_postings.Postings(
                 *(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS)
             )
@@ -364,8 +366,10 @@ def _summed(
         return ids, scores
     top = int(ids.max())
     if top < 16 * len(ids) + 65_536:
+        # Every posting scores above 0 (FTS5's idf is floored at 1e-6), so a chunk is held
+        # exactly when its sum is.
         total = np.bincount(ids, weights=scores, minlength=top + 1)
-        held = np.flatnonzero(np.bincount(ids, minlength=top + 1))
+        held = np.flatnonzero(total)
         return held.astype(np.int64), total[held].astype(np.float64)
     held, where = np.unique(ids, return_inverse=True)
     return held.astype(np.int64), np.bincount(where, weights=scores).astype(np.float64)
