@@ -344,9 +344,12 @@ def bm25(
     for t, p in found.items():
         # A phrase given twice counts twice, as FTS5 sums over the query's phrases.
         weight = term_postings.idf(stats.rows, len(p.ids)) * singles[t]
-        f = p.tf_text * 1.0 + p.tf_heading * heading_weight
         ids.append(p.ids)
-        scores.append(term_postings.bm25(f, p.length, weight, avgdl))
+        scores.append(
+            term_postings.counts_score(
+                p.tf_text, p.tf_heading, p.length, weight, avgdl, heading_weight
+            )
+        )
     for toks in multi:
         got = _phrase_scores(conn, toks, stats, heading_weight)
         ids.append(np.fromiter(got.keys(), dtype=np.int64, count=len(got)))

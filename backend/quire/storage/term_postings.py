@@ -124,6 +124,14 @@ def bm25(f: Any, length: Any, idf_: float, avgdl: float) -> Any:
     return idf_ * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / avgdl)))
 
 
+def counts_score(
+    tf_text: Any, tf_heading: Any, length: Any, idf_: float, avgdl: float, hw: float
+) -> Any:
+    """FTS5's bm25() of one term from its counts in the text and heading columns (arrays), the
+    heading weighted ``hw``, with the operations in fts5Bm25Function's order."""
+    return bm25(tf_text * 1.0 + tf_heading * hw, length, idf_, avgdl)
+
+
 def idf(rows: int, df: int) -> float:
     """FTS5's IDF: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
     value = math.log((rows - df + 0.5) / (df + 0.5))
@@ -143,8 +151,9 @@ class Entry:
     def scores(self, keep: npt.NDArray[np.bool_], idf_: float, avgdl: float, hw: float) -> Any:
         """FTS5's bm25() of this term alone for the ``keep`` postings (positive: higher is
         better), with the operations in fts5Bm25Function's order."""
-        f = self.tf_text[keep] * 1.0 + self.tf_heading[keep] * hw
-        return bm25(f, self.length[keep], idf_, avgdl)
+        return counts_score(
+            self.tf_text[keep], self.tf_heading[keep], self.length[keep], idf_, avgdl, hw
+        )
 
 
 def ranked(ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], k: int) -> Any:
