@@ -184,7 +184,10 @@ class Settings(BaseSettings):
     bm25_cache_mb: float = Field(
         default=128,
         ge=0,
-        description="Memory for cached per-term BM25 scores (0: every query ranks in FTS5).",
+        description=(
+            "Memory for the BM25 leg's cache: per-term scores on SQLite, the frequent terms' "
+            "stored entries on PostgreSQL (0: none, every query reads the index)."
+        ),
     )
     bm25_frequent_df: int = Field(
         default=1000,

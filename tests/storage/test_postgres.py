@@ -20,7 +20,7 @@ from quire.config import Settings
 from quire.ingest.intake import add_file
 from quire.retrieval import exact, lexical
 from quire.retrieval.filters import Filter
-from quire.storage import chunks, pg_bulk, vectors
+from quire.storage import chunks, pg_bulk, pg_lexical, vectors
 from quire.storage.db import Database
 from quire.storage.migrate import downgrade, open_database, upgrade
 from quire.storage.records import Chunk, Page
@@ -145,6 +145,26 @@ def test_bm25_checks_the_best_scored_first_and_all_when_too_few_pass(
     assert owner == last
 
 
+def test_the_best_summed_scores_from_a_floor_are_those_of_ranking_every_chunk() -> None:
+    """The BM25 leg ranks only the chunks at or above a floor taken from its rarest terms'
+    chunks: the same ids, scores and tie order as ranking every chunk, for any k, with many
+    ties, and when the ids are too sparse for a table."""
+    rng = np.random.default_rng(5)
+    for spread in (2_000, 10**9):  # a table of all ids; sorted distinct ids
+        sizes = (5, 40, 300, 1_500)
+        parts = [np.sort(rng.choice(spread, n, replace=False)).astype(np.int64) for n in sizes]
+        # Scores in few distinct values: many chunks tie.
+        scores = [np.round(rng.uniform(0.1, 3.0, len(p)), 1) for p in parts]
+        held, where = np.unique(np.concatenate(parts), return_inverse=True)
+        sums = np.bincount(where, weights=np.concatenate(scores))
+        ranking = pg_lexical._Sums(parts, scores)
+        for k in (1, 3, 5, 6, 41, 200, 1_000, len(held), len(held) + 7):
+            order = np.lexsort((held, -sums))[:k]
+            ids, got = ranking.best(k)
+            assert ids.tolist() == held[order].tolist(), (spread, k)
+            assert np.allclose(got, sums[order], rtol=1e-12), (spread, k)
+
+
 def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts5(
     both: tuple[Database, Database], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -189,6 +209,7 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
         return real(conn, terms, after, *a)  # type: ignore[arg-type]
 
     monkeypatch.setattr(term_postings, "read_postings", spy)
+    cache = term_postings.EntryCache(max_mb=1)
 
     def same(query: str, flt: Filter, limit: int) -> None:
         want_flt = flt
@@ -198,11 +219,14 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
             )
         with sqlite.read() as a, postgres.read() as b:
             want = lexical.bm25(a, query, limit=limit, flt=want_flt)
+            # Twice with the serving process's cache (the second time from it), then without.
+            kept = [lexical.bm25(b, query, limit=limit, flt=flt, entries=cache) for _ in "12"]
             reads.clear()
             got = lexical.bm25(b, query, limit=limit, flt=flt)
         assert len(got) == min(limit, len(want)) and got, query
         assert [c for c, _ in got] == [c for c, _ in want], query
         assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9), query
+        assert kept == [got, got], query
 
     cases = [
         ("quokka harbour axolotl", Filter(), 8),
@@ -241,6 +265,27 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     for query, flt, limit in cases[:3]:
         same(query, flt, limit)
         assert reads[0]["harbour"] == 0, query  # read from bm25_postings in full
+
+    # Read again, then a heading changed in place and read again: the entries' upto and row
+    # count are as before, only their contents (and the read id) differ; the cache follows.
+    for heading in ("Harbour harbour notes", "Quiet notes"):
+        term_postings.refresh(postgres, 40, skip_words=STOPWORDS)
+        for query, flt, limit in cases[:3]:
+            same(query, flt, limit)
+            assert reads[0]["harbour"] > 0, query
+        for db in both:
+            with db.write() as conn:
+                found = [_chunk(1, heading, texts[50])] + [
+                    _chunk(i + 1, "Body", t) for i, t in enumerate(texts[51:100], start=1)
+                ]
+                pages = [_page(c.page, c.heading_path, c.text) for c in found]
+                chunks.replace(conn, docs[db.dialect][0], pages, found)
+    term_postings.refresh(postgres, 40, skip_words=STOPWORDS)
+    with postgres.read() as conn:
+        again = term_postings.state(conn)
+    assert again is not None and again["upto"] > read_at["upto"]
+    for query, flt, limit in cases[:3]:
+        same(query, flt, limit)
 
 
 def test_reading_the_entries_waits_for_a_writer_in_flight(

@@ -18,6 +18,7 @@ from quire.retrieval.term_scores import TermScores
 from quire.storage import pg_lexical
 from quire.storage.db import is_postgres
 from quire.storage.segment import is_stopword, segment, split_query
+from quire.storage.term_postings import EntryCache
 
 #: Terms per query (a question in Japanese or Chinese is cut into ~one bigram a character).
 MAX_TERMS = 48
@@ -69,7 +70,8 @@ def drop_frequent(conn: Connection, query_terms: list[str], max_df: float) -> li
     cap = max(int(total * max_df), 50)
     if total < 1000:  # small libraries: nothing to gain, keep every term
         return query_terms
-    kept = [t for t in query_terms if document_frequency(conn, t, cap + 1) <= cap]
+    df = document_frequencies(conn, query_terms, cap + 1)
+    kept = [t for t in query_terms if df[t] <= cap]
     return kept or query_terms
 
 
@@ -81,20 +83,24 @@ def chunk_count(conn: Connection) -> int:
     return int(conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one())
 
 
-def document_frequency(conn: Connection, term: str, cap: int) -> int:
-    """The chunks holding ``term``, counted up to ``cap`` (the count stays cheap however
+def document_frequencies(conn: Connection, query_terms: Sequence[str], cap: int) -> dict[str, int]:
+    """The chunks holding each term, counted up to ``cap`` (the count stays cheap however
     common the term is)."""
     if is_postgres(conn):
-        return pg_lexical.document_frequency(conn, phrases([term])[0], cap)
-    return int(
-        conn.execute(
-            text(
-                "SELECT count(*) FROM (SELECT rowid FROM page_chunks_fts "
-                "WHERE page_chunks_fts MATCH :q LIMIT :cap)"
-            ),
-            {"q": match_expression([term]), "cap": cap},
-        ).scalar_one()
-    )
+        found = pg_lexical.document_frequencies(conn, phrases(query_terms), cap)
+        return dict(zip(query_terms, found, strict=True))
+    return {
+        t: int(
+            conn.execute(
+                text(
+                    "SELECT count(*) FROM (SELECT rowid FROM page_chunks_fts "
+                    "WHERE page_chunks_fts MATCH :q LIMIT :cap)"
+                ),
+                {"q": match_expression([t]), "cap": cap},
+            ).scalar_one()
+        )
+        for t in query_terms
+    }
 
 
 def bm25(
@@ -106,10 +112,12 @@ def bm25(
     heading_weight: float = HEADING_WEIGHT,
     max_df: float = 0.0,
     cache: TermScores | None = None,
+    entries: EntryCache | None = None,
 ) -> list[tuple[int, float]]:
     """Chunk ids with BM25 scores (higher is better), best first; from ``cache`` when given
     (the same ranking and scores, see term_scores.py), else from FTS5 directly; on PostgreSQL
-    the same formula over its postings (storage/pg_lexical.py)."""
+    the same formula over its postings (storage/pg_lexical.py), the frequent terms' stored
+    entries kept in ``entries`` when given."""
     if cache is not None:
         view = cache.sync(conn)  # before any other statement on conn (see watch.py)
         allowed = flt.allowed_documents(conn) if flt.narrows else None
@@ -130,6 +138,7 @@ def bm25(
             where=where,
             params=params,
             heading_weight=heading_weight,
+            entries=entries,
         )
     expr = match_expression(drop_frequent(conn, terms(query), max_df))
     if expr is None:

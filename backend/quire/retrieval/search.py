@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -39,6 +40,7 @@ from quire.retrieval.term_scores import TermScores
 from quire.storage import chunks, documents, vectors
 from quire.storage.db import Database
 from quire.storage.records import Kind
+from quire.storage.term_postings import EntryCache
 from quire.storage.web_sources import WebSource
 
 log = logging.getLogger(__name__)
@@ -163,6 +165,10 @@ class Searcher:
         self.term_scores = (
             TermScores(settings.bm25_cache_mb) if settings.bm25_cache_mb and on_sqlite else None
         )
+        # PostgreSQL's BM25 leg keeps the frequent terms' stored entries in the same budget.
+        self.entries = (
+            EntryCache(settings.bm25_cache_mb) if settings.bm25_cache_mb and not on_sqlite else None
+        )
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
 
     def close(self) -> None:
@@ -265,6 +271,7 @@ class Searcher:
                     flt=req.flt,
                     max_df=self.settings.bm25_max_df,
                     cache=self.term_scores,
+                    entries=self.entries,
                 )
         if "exact" in legs and req.plan.hard_keywords:
             futures[LegRun("exact")] = self._submit(
@@ -341,24 +348,32 @@ class Searcher:
             return fused
         t0 = time.perf_counter()
         order = [cid for cid, _ in fused[:WINDOW_CANDIDATES]]
-        found = self._best_windows(req, order)
+        with self.db.read() as conn:
+            # Windows lift only these candidates, so the hits are among the first
+            # max(WINDOW_CANDIDATES, limit) fused: their chunks are read now, in one go.
+            self._views(req, [cid for cid, _ in fused[: max(len(order), req.limit)]], conn)
+            found = self._best_windows(req, order, conn)
         req.timings["window"] = _ms(t0)
         if not found:
             return fused
         rankings[LegRun("window")] = windows.ranking(found, order)
         return self._fuse(req, rankings)
 
-    def _best_windows(self, req: _Request, order: list[int]) -> dict[int, windows.Window]:
-        """The best window of each chunk of ``order`` (kept on the request for reranking)."""
+    def _best_windows(
+        self, req: _Request, order: list[int], conn: Connection | None = None
+    ) -> dict[int, windows.Window]:
+        """The best window of each chunk of ``order`` (kept on the request for reranking);
+        read on ``conn`` when given, else in a read of its own when anything is missing."""
         missing = [cid for cid in order if cid not in req.best]
         terms = lexical.terms(req.query)
         if missing and terms:
-            with self.db.read() as conn:
+            with nullcontext(conn) if conn is not None else self.db.read() as reading:
                 if req.idf is None:
                     req.idf = windows.idf_weights(
-                        conn, terms, self.term_scores, lexical.HEADING_WEIGHT
+                        reading, terms, self.term_scores, lexical.HEADING_WEIGHT
                     )
-            texts = {cid: v.text for cid, v in self._views(req, missing).items()}
+                views = self._views(req, missing, reading)
+            texts = {cid: v.text for cid, v in views.items()}
             found = windows.best_windows(
                 terms, req.idf, texts, missing, size=self.settings.window_sentences
             )
@@ -456,12 +471,15 @@ class Searcher:
         return hits
 
     # -- helpers ----------------------------------------------------------------------------
-    def _views(self, req: _Request, ids: list[int]) -> dict[int, chunks.ChunkView]:
-        """The chunks ``ids`` of ready documents, read once per request."""
+    def _views(
+        self, req: _Request, ids: list[int], conn: Connection | None = None
+    ) -> dict[int, chunks.ChunkView]:
+        """The chunks ``ids`` of ready documents, read once per request (on ``conn`` when
+        given)."""
         missing = [cid for cid in ids if cid not in req.views]
         if missing:
-            with self.db.read() as conn:
-                req.views.update(chunks.ready_views(conn, missing))
+            with nullcontext(conn) if conn is not None else self.db.read() as reading:
+                req.views.update(chunks.ready_views(reading, missing))
         return {cid: req.views[cid] for cid in ids if cid in req.views}
 
     def _hyde_mode(self, req: _Request) -> str:

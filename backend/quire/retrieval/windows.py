@@ -43,7 +43,7 @@ def idf_weights(
     else:
         total = lexical.chunk_count(conn)
         cap = max(int(total * _COUNT_CAP), 1)
-        df = {t: lexical.document_frequency(conn, t, cap) for t in terms}
+        df = lexical.document_frequencies(conn, terms, cap)
     return {t: math.log1p(total / (1 + df[t])) for t in terms}
 
 

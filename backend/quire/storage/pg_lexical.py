@@ -36,7 +36,7 @@ import sqlean
 from sqlalchemy import Connection, text
 
 from quire.storage import term_postings
-from quire.storage.db import Database
+from quire.storage.db import Database, binary_rows
 
 TOKENIZER = term_postings.TOKENIZER
 
@@ -55,6 +55,16 @@ class Tokens:
 
 def tokenize(rows: Sequence[tuple[str, str]]) -> list[Tokens]:
     """Each (text, heading) as FTS5 tokenizes it for ``page_chunks_fts``."""
+    return [
+        Tokens([a[k] for k in sorted(a)], [b[k] for k in sorted(b)]) for a, b in _instances(rows)
+    ]
+
+
+def _instances(
+    rows: Sequence[tuple[str, str]], terms: Sequence[str] | None = None
+) -> list[tuple[dict[int, str], dict[int, str]]]:
+    """Each (text, heading) as FTS5 tokenizes it: per column, each token by its offset (only
+    the tokens ``terms`` when given)."""
     con = sqlean.connect(":memory:")
     try:
         con.execute(f"CREATE VIRTUAL TABLE t USING fts5(a, b, tokenize='{TOKENIZER}')")
@@ -64,11 +74,22 @@ def tokenize(rows: Sequence[tuple[str, str]]) -> list[Tokens]:
             [(i + 1, a, b) for i, (a, b) in enumerate(rows)],
         )
         cols: list[tuple[dict[int, str], dict[int, str]]] = [({}, {}) for _ in rows]
-        for term, doc, col, offset in con.execute("SELECT term, doc, col, offset FROM v"):
+        found = (
+            con.execute("SELECT term, doc, col, offset FROM v")
+            if terms is None
+            else (
+                hit
+                for term in dict.fromkeys(terms)
+                for hit in con.execute(
+                    "SELECT term, doc, col, offset FROM v WHERE term = ?", (term,)
+                )
+            )
+        )
+        for term, doc, col, offset in found:
             cols[int(doc) - 1][0 if col == "a" else 1][int(offset)] = str(term)
     finally:
         con.close()
-    return [Tokens([a[k] for k in sorted(a)], [b[k] for k in sorted(b)]) for a, b in cols]
+    return cols
 
 
 def index(conn: Connection, chunk_ids: Sequence[int]) -> None:
@@ -215,24 +236,30 @@ def phrase_tokens(phrases: Sequence[str]) -> list[list[str]]:
     return [t.text for t in tokenize([(p, "") for p in phrases])]
 
 
-def document_frequency(conn: Connection, phrase: str, cap: int) -> int:
-    """How many chunks hold every token of ``phrase``, counted up to ``cap`` (for a phrase of
-    several tokens, an upper bound: their order is not checked)."""
-    toks = sorted(set(phrase_tokens([phrase])[0]))
-    if not toks:
-        return 0
-    if len(toks) == 1:
-        return min(term_frequencies(conn, toks, totals(conn))[toks[0]], cap)
-    return int(
-        conn.execute(
-            text(
-                "SELECT count(*) FROM (SELECT chunk_id FROM bm25_postings "
-                "WHERE term = ANY(CAST(:t AS text[])) GROUP BY chunk_id "
-                "HAVING count(*) = :k LIMIT :cap) AS m"
-            ),
-            {"t": toks, "k": len(toks), "cap": cap},
-        ).scalar_one()
-    )
+def document_frequencies(conn: Connection, phrases: Sequence[str], cap: int) -> list[int]:
+    """How many chunks hold every token of each phrase, counted up to ``cap`` (for a phrase
+    of several tokens, an upper bound: their order is not checked)."""
+    tokens = [sorted(set(t)) for t in phrase_tokens(phrases)]
+    singles = sorted({t[0] for t in tokens if len(t) == 1})
+    df = term_frequencies(conn, singles, totals(conn)) if singles else {}
+    out = []
+    for toks in tokens:
+        if len(toks) < 2:
+            out.append(min(df[toks[0]], cap) if toks else 0)
+            continue
+        out.append(
+            int(
+                conn.execute(
+                    text(
+                        "SELECT count(*) FROM (SELECT chunk_id FROM bm25_postings "
+                        "WHERE term = ANY(CAST(:t AS text[])) GROUP BY chunk_id "
+                        "HAVING count(*) = :k LIMIT :cap) AS m"
+                    ),
+                    {"t": toks, "k": len(toks), "cap": cap},
+                ).scalar_one()
+            )
+        )
+    return out
 
 
 class _LiveCache:
@@ -258,13 +285,12 @@ class _LiveCache:
         ).scalar_one()
         ids = None
         if rows + int(added) != stats.rows:
-            packed = conn.execute(
-                text(
-                    "SELECT string_agg(int8send(id), '' ORDER BY id) FROM page_chunks "
-                    "WHERE id <= :u AND bm25_len IS NOT NULL"
-                ),
+            ((packed,),) = binary_rows(
+                conn,
+                "SELECT string_agg(int8send(id), '' ORDER BY id) FROM page_chunks "
+                "WHERE id <= %(u)s AND bm25_len IS NOT NULL",
                 {"u": upto},
-            ).scalar()
+            )
             ids = np.frombuffer(packed or b"", dtype=">i8").astype(np.int64)
         with self._lock:
             self._key, self._ids = key, ids
@@ -275,12 +301,20 @@ _live = _LiveCache()
 
 
 def _postings(
-    conn: Connection, terms: list[str], stats: Totals
+    conn: Connection,
+    terms: list[str],
+    stats: Totals,
+    cache: term_postings.EntryCache | None,
 ) -> dict[str, term_postings.Postings]:
-    """Each term's live postings: its stored entry (when the entries can be trusted) and its
-    postings in chunks added since, or all of them from ``bm25_postings``."""
+    """Each term's live postings: its stored entry (when the entries can be trusted; from
+    ``cache`` when given) and its postings in chunks added since, or all of them from
+    ``bm25_postings``."""
     read_at = term_postings.state(conn)
-    entries = term_postings.load_many(conn, terms) if read_at else {}
+    entries: dict[str, term_postings.Entry] = {}
+    if read_at and cache is not None:
+        entries = cache.load_many(conn, read_at, terms)
+    elif read_at:
+        entries = term_postings.load_many(conn, terms)
     fresh = term_postings.read_postings(
         conn, terms, [entries[t].upto if t in entries else 0 for t in terms]
     )
@@ -323,9 +357,11 @@ def bm25(
     where: str,
     params: dict[str, object],
     heading_weight: float,
+    entries: term_postings.EntryCache | None = None,
 ) -> list[tuple[int, float]]:
     """Chunk ids with FTS5's bm25() of the OR of ``phrases`` (negated: higher is better), best
-    first, among the chunks ``where`` lets through (over ``c`` page_chunks, ``d`` documents)."""
+    first, among the chunks ``where`` lets through (over ``c`` page_chunks, ``d`` documents);
+    the frequent terms' stored entries from ``entries`` when given."""
     stats = totals(conn)
     if not stats.rows or not phrases or limit < 1:
         return []
@@ -337,7 +373,7 @@ def bm25(
             singles[toks[0]] = singles.get(toks[0], 0) + 1
         elif toks:
             multi.append(toks)
-    found = _postings(conn, list(singles), stats)
+    found = _postings(conn, list(singles), stats, entries)
     _frequencies.remember(conn, stats, {t: len(found[t].ids) if t in found else 0 for t in singles})
     ids: list[npt.NDArray[np.int64]] = []
     scores: list[npt.NDArray[np.float64]] = []
@@ -356,78 +392,111 @@ def bm25(
         scores.append(np.fromiter(got.values(), dtype=np.float64, count=len(got)))
     if not ids:
         return []
-    chunk_ids, summed = _summed(np.concatenate(ids), np.concatenate(scores))
-    return _best(conn, chunk_ids, summed, limit, where, params)
+    return _best(conn, _Sums(ids, scores), limit, where, params)
 
 
-def _summed(
-    ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Each chunk's scores summed: by a table of all ids when they are dense enough (at 1M
-    chunks 400k postings sum in ~3 ms where sorting them takes ~40)."""
-    if not len(ids):
-        return ids, scores
-    top = int(ids.max())
-    if top < 16 * len(ids) + 65_536:
-        # Every posting scores above 0 (FTS5's idf is floored at 1e-6), so a chunk is held
-        # exactly when its sum is.
-        total = np.bincount(ids, weights=scores, minlength=top + 1)
-        held = np.flatnonzero(total)
-        return held.astype(np.int64), total[held].astype(np.float64)
-    held, where = np.unique(ids, return_inverse=True)
-    return held.astype(np.int64), np.bincount(where, weights=scores).astype(np.float64)
+class _Sums:
+    """Each chunk's score summed over the query's terms, ranked on demand."""
+
+    def __init__(
+        self, ids: list[npt.NDArray[np.int64]], scores: list[npt.NDArray[np.float64]]
+    ) -> None:
+        self._parts = ids
+        every = np.concatenate(ids) if len(ids) > 1 else ids[0]
+        weights = np.concatenate(scores) if len(scores) > 1 else scores[0]
+        top = int(every.max()) if len(every) else 0
+        self._table: npt.NDArray[np.float64] | None = None
+        if top < 16 * len(every) + 65_536:
+            # A table of all ids when they are dense enough: at 1M chunks 400k postings sum
+            # in ~1 ms where sorting them takes ~40. Every posting scores above 0 (FTS5's idf
+            # is floored at 1e-6), so a chunk is held exactly when its sum is.
+            self._table = np.bincount(every, weights=weights, minlength=top + 1).astype(
+                np.float64, copy=False
+            )
+        else:
+            self._ids, where = np.unique(every, return_inverse=True)
+            self._sums = np.bincount(where, weights=weights).astype(np.float64, copy=False)
+
+    def best(self, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The best ``k`` chunk ids and their scores, best first, ties by the lower id."""
+        if self._table is None:
+            order = term_postings.ranked(self._ids, self._sums, k)
+            return self._ids[order], self._sums[order]
+        table = self._table
+        # The k-th best score of any k chunks is a floor for the k-th best of all: take the
+        # chunks of the fewest postings (the rarest terms, the best scores) and look only at
+        # the chunks at or above their k-th best (a pass over the table instead of ranking
+        # every chunk that holds a common word).
+        probe: npt.NDArray[np.int64] = np.zeros(0, np.int64)
+        for part in sorted(self._parts, key=len):
+            probe = np.union1d(probe, part)
+            if len(probe) >= k:
+                floor = np.partition(table[probe], len(probe) - k)[len(probe) - k]
+                held = np.flatnonzero(table >= floor)
+                break
+        else:
+            held = np.flatnonzero(table > 0)
+        order = term_postings.ranked(held, table[held], k)
+        return held[order], table[held[order]]
 
 
 def _best(
-    conn: Connection,
-    ids: npt.NDArray[np.int64],
-    scores: npt.NDArray[np.float64],
-    limit: int,
-    where: str,
-    params: dict[str, object],
+    conn: Connection, sums: _Sums, limit: int, where: str, params: dict[str, object]
 ) -> list[tuple[int, float]]:
-    """The best ``limit`` chunks by score (ties: lower id first) that pass the filter."""
-    kept: list[int] = []
+    """The best ``limit`` chunks by score (ties: lower id first) that pass the filter. Each
+    candidate's document is looked up by its key (``OFFSET 0`` keeps the subquery per row: a
+    join hashed every document, ~5 ms at 10k documents for 200 chunks)."""
+    kept: list[tuple[int, float]] = []
     checked, wide = 0, limit * WIDEN
     while True:
-        order = term_postings.ranked(ids, scores, wide)
-        batch = order[checked:]
+        ids, scores = sums.best(wide)
+        batch = ids[checked:].tolist()
         passed = {
             int(r[0])
             for r in conn.execute(
                 text(
-                    "SELECT c.id FROM page_chunks c JOIN documents d ON d.id = c.document_id "
-                    f"WHERE c.id = ANY(CAST(:bm25_ids AS bigint[])) AND {where}"
+                    "SELECT c.id FROM page_chunks c WHERE c.id = ANY(CAST(:bm25_ids AS bigint[])) "
+                    "AND EXISTS (SELECT 1 FROM documents d WHERE d.id = c.document_id "
+                    f"AND {where} OFFSET 0)"
                 ),
-                {**params, "bm25_ids": ids[batch].tolist()},
+                {**params, "bm25_ids": batch},
             )
         }
-        kept.extend(int(i) for i in batch if int(ids[i]) in passed)
-        if len(kept) >= limit or len(order) == len(ids):
+        kept.extend(
+            (cid, float(score))
+            for cid, score in zip(batch, scores[checked:].tolist(), strict=True)
+            if cid in passed
+        )
+        if len(kept) >= limit or len(ids) < wide:
             break
-        checked, wide = len(order), wide * 8
-    return [(int(ids[i]), float(scores[i])) for i in kept[:limit]]
+        checked, wide = len(ids), wide * 8
+    return kept[:limit]
 
 
 def _phrase_scores(
     conn: Connection, toks: list[str], stats: Totals, heading_weight: float
 ) -> dict[int, float]:
-    """bm25() of one phrase of several tokens, for every chunk that holds it."""
+    """bm25() of one phrase of several tokens, for every chunk that holds it: the chunks of
+    its rarest token that hold the others too (looked up by key: an identifier's number is in
+    a few chunks, its prefix in 20k at 1M), their text tokenized again."""
+    df = term_frequencies(conn, sorted(set(toks)), stats)
+    rarest = min(df, key=lambda t: (df[t], t))
     rows = conn.execute(
         text(
             "SELECT c.id, coalesce(c.fts_text, c.text), coalesce(c.fts_heading, c.heading_path), "
-            "c.bm25_len FROM page_chunks c WHERE c.id IN (SELECT chunk_id FROM bm25_postings "
-            "WHERE term = ANY(CAST(:t AS text[])) GROUP BY chunk_id "
-            "HAVING count(*) = :k) AND c.bm25_len IS NOT NULL"
+            "c.bm25_len FROM bm25_postings p JOIN page_chunks c ON c.id = p.chunk_id "
+            "WHERE p.term = :rarest AND c.bm25_len IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+            "unnest(CAST(:others AS text[])) AS o(term) WHERE NOT EXISTS (SELECT 1 FROM "
+            "bm25_postings q WHERE q.term = o.term AND q.chunk_id = p.chunk_id))"
         ),
-        {"t": list(set(toks)), "k": len(set(toks))},
+        {"rarest": rarest, "others": sorted(set(toks) - {rarest})},
     ).all()
-    found = tokenize([(str(r[1]), str(r[2])) for r in rows])
+    found = _instances([(str(r[1]), str(r[2])) for r in rows], toks)
     hits: dict[int, tuple[int, int, int]] = {}
-    for r, got in zip(rows, found, strict=True):
-        in_text, in_heading = _runs(got.text, toks), _runs(got.heading, toks)
-        if in_text or in_heading:
-            hits[int(r[0])] = (in_text, in_heading, int(r[3]))
+    for r, (in_text, in_heading) in zip(rows, found, strict=True):
+        runs = _runs(in_text, toks), _runs(in_heading, toks)
+        if any(runs):
+            hits[int(r[0])] = (*runs, int(r[3]))
     idf = term_postings.idf(stats.rows, len(hits))
     avgdl = stats.averages().avgdl
     return {
@@ -436,10 +505,13 @@ def _phrase_scores(
     }
 
 
-def _runs(tokens: list[str], phrase: list[str]) -> int:
-    """How often ``phrase`` occurs in ``tokens`` as consecutive tokens."""
-    k = len(phrase)
-    return sum(1 for i in range(len(tokens) - k + 1) if tokens[i : i + k] == phrase)
+def _runs(tokens: dict[int, str], phrase: list[str]) -> int:
+    """How often ``phrase`` occurs as consecutive tokens in a column (its tokens by offset)."""
+    return sum(
+        1
+        for at, token in tokens.items()
+        if token == phrase[0] and all(tokens.get(at + i) == t for i, t in enumerate(phrase))
+    )
 
 
 def settle(db: Database) -> None:

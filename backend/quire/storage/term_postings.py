@@ -30,6 +30,8 @@ import re
 import struct
 import threading
 import time
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,7 +42,7 @@ import numpy.typing as npt
 import sqlean
 from sqlalchemy import Connection, text
 
-from quire.storage.db import Database, in_strings, is_postgres, string_list
+from quire.storage.db import Database, binary_rows, in_strings, is_postgres, string_list
 
 log = logging.getLogger(__name__)
 
@@ -144,9 +146,10 @@ class Entry:
 
     upto: int
     ids: npt.NDArray[np.int64]
-    tf_text: npt.NDArray[np.float64]
-    tf_heading: npt.NDArray[np.float64]
-    length: npt.NDArray[np.float64]
+    # The counts in their stored widths (unsigned integers).
+    tf_text: npt.NDArray[Any]
+    tf_heading: npt.NDArray[Any]
+    length: npt.NDArray[Any]
 
     def scores(self, keep: npt.NDArray[np.bool_], idf_: float, avgdl: float, hw: float) -> Any:
         """FTS5's bm25() of this term alone for the ``keep`` postings (positive: higher is
@@ -193,17 +196,17 @@ def _decode(upto: int, body: bytes) -> Entry:
     if fmt != _FORMAT:
         raise ValueError(f"term postings of format {fmt}, not {_FORMAT}")
     arrays, offset = [], _HEADER.size
-    # Each array straight into the type Entry holds: the id gaps summed as int64, the rest
-    # as the float64 the scores are computed in.
-    for i, target in enumerate((np.int64, np.float64, np.float64, np.float64)):
+    # The counts stay views of the body in their stored widths (the scores are computed in
+    # float64 all the same); only the id gaps are summed.
+    for i in range(4):
         dtype = _WIDTHS[(codes >> (2 * i)) & 3]
         if dtype is None:
-            arrays.append(np.zeros(n, dtype=target))
+            arrays.append(np.zeros(n, dtype=np.uint8))
             continue
-        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset).astype(target))
+        arrays.append(np.frombuffer(body, dtype=dtype, count=n, offset=offset))
         offset += np.dtype(dtype).itemsize * n
     gaps, tf_text, tf_heading, length = arrays
-    return Entry(upto, np.cumsum(gaps), tf_text, tf_heading, length)
+    return Entry(upto, np.cumsum(gaps, dtype=np.int64), tf_text, tf_heading, length)
 
 
 def load(conn: Connection, stem: str) -> Entry | None:
@@ -212,17 +215,87 @@ def load(conn: Connection, stem: str) -> Entry | None:
 
 def load_many(conn: Connection, stems: Iterable[str]) -> dict[str, Entry]:
     """The stored entries of these stems (those that have one)."""
+    return _decoded(_bodies(conn, list(stems)))
+
+
+def _bodies(conn: Connection, stems: list[str]) -> dict[str, tuple[int, bytes]]:
+    """(upto, body) of each of these stems that has an entry."""
+    if not stems:
+        return {}
+    rows: Sequence[Any]
+    if is_postgres(conn):
+        rows = binary_rows(
+            conn, "SELECT term, upto, body FROM term_postings WHERE term = ANY(%(s)s)", {"s": stems}
+        )
+    else:
+        rows = conn.execute(
+            text(
+                f"SELECT term, upto, body FROM term_postings WHERE {in_strings(conn, 'term', 's')}"
+            ),
+            {"s": string_list(conn, stems)},
+        ).all()
+    return {str(term): (int(upto), bytes(body)) for term, upto, body in rows}
+
+
+def _decoded(bodies: dict[str, tuple[int, bytes]]) -> dict[str, Entry]:
     out: dict[str, Entry] = {}
-    for term, upto, body in conn.execute(
-        text(f"SELECT term, upto, body FROM term_postings WHERE {in_strings(conn, 'term', 's')}"),
-        {"s": string_list(conn, stems)},
-    ):
+    for term, (upto, body) in bodies.items():
         try:
-            out[str(term)] = _decode(int(upto), bytes(body))
+            out[term] = _decode(upto, body)
         except (ValueError, struct.error):
             # Not an entry this code wrote: the index ranks the term until it is read again.
             log.warning("term postings of %r unreadable: ranked by the index", term, exc_info=True)
     return out
+
+
+class EntryCache:
+    """Stored entries kept by a serving process (PostgreSQL's BM25 leg: reading a common
+    word's entry from the server costs ~5-10 ms at 1M chunks), as their bodies (~3-5 bytes a
+    posting) decoded on use. They hold for one ``state`` of the entries, which only the worker
+    changes, by reading them again (a new ``read`` id), or emptying them; the least recently
+    used leave past ``max_mb``. Stems without an entry are remembered too."""
+
+    def __init__(self, max_mb: float) -> None:
+        self.max_bytes = int(max_mb * 2**20)
+        self._lock = threading.Lock()
+        self._key: tuple[str, str] | None = None
+        self._bodies: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._absent: set[str] = set()
+        self._bytes = 0
+
+    def load_many(
+        self, conn: Connection, state: dict[str, Any], stems: Iterable[str]
+    ) -> dict[str, Entry]:
+        """The entries of these stems (those that have one) as of ``state``, read on ``conn``
+        (whose snapshot ``state`` was read in)."""
+        key = (conn.engine.url.render_as_string(), json.dumps(state, sort_keys=True))
+        found: dict[str, tuple[int, bytes]] = {}
+        with self._lock:
+            if self._key != key:
+                self._key, self._bodies, self._absent, self._bytes = key, OrderedDict(), set(), 0
+            for stem in stems:
+                if (hit := self._bodies.get(stem)) is not None:
+                    self._bodies.move_to_end(stem)
+                    found[stem] = hit
+            todo = [t for t in dict.fromkeys(stems) if t not in found and t not in self._absent]
+        read = _bodies(conn, todo)
+        with self._lock:
+            if self._key == key:
+                if len(self._absent) > _ABSENT_MAX:
+                    self._absent = set()
+                self._absent.update(t for t in todo if t not in read)
+                for stem, value in read.items():
+                    if stem not in self._bodies and len(value[1]) <= self.max_bytes:
+                        self._bodies[stem] = value
+                        self._bytes += len(value[1])
+                while self._bytes > self.max_bytes:
+                    _, (_, old) = self._bodies.popitem(last=False)
+                    self._bytes -= len(old)
+        return _decoded({**found, **read})
+
+
+#: Stems remembered as having no entry, at most (then forgotten all at once).
+_ABSENT_MAX = 100_000
 
 
 class Tokenizer:
@@ -415,12 +488,12 @@ class Fts5Source:
 
 # Terms' postings, each column packed by the server into one byte string (big-endian): 300k
 # postings cross as four strings, not 1.2M values. Rows in any order, the same in each column.
-_POSTINGS_SQL = text(
+_POSTINGS_SQL = (
     "SELECT p.term, string_agg(int8send(p.chunk_id), ''), string_agg(int4send(p.tf_text), ''), "
     "string_agg(int4send(p.tf_heading), ''), string_agg(int4send(p.len), '') "
-    "FROM unnest(CAST(:terms AS text[]), CAST(:after AS bigint[])) AS q(term, after) "
-    "JOIN bm25_postings p ON p.term = q.term AND p.chunk_id > q.after AND p.chunk_id <= :upto "
-    "GROUP BY p.term"
+    "FROM unnest(CAST(%(terms)s AS text[]), CAST(%(after)s AS bigint[])) AS q(term, after) "
+    "JOIN bm25_postings p ON p.term = q.term AND p.chunk_id > q.after "
+    "AND p.chunk_id <= %(upto)s GROUP BY p.term"
 )
 _NO_END = 2**62
 
@@ -433,8 +506,10 @@ def read_postings(
     if not terms:
         return {}
     out: dict[str, Postings] = {}
-    for term, ids, tf_text, tf_heading, length in conn.execute(
-        _POSTINGS_SQL, {"terms": list(terms), "after": [int(a) for a in after], "upto": upto}
+    for term, ids, tf_text, tf_heading, length in binary_rows(
+        conn,
+        _POSTINGS_SQL,
+        {"terms": list(terms), "after": [int(a) for a in after], "upto": upto},
     ):
         out[str(term)] = Postings(
             np.frombuffer(ids, dtype=">i8").astype(np.int64),
@@ -604,7 +679,9 @@ def _read(
     if not stopped:
         written += _write(db, pending, top, clear=first)
         with db.write() as conn:
-            _put(conn, _STATE_KEY, {"upto": top, "rows": rows, "min_df": min_df})
+            # ``read`` tells this read's entries from any earlier ones (EntryCache).
+            state = {"upto": top, "rows": rows, "min_df": min_df, "read": uuid.uuid4().hex}
+            _put(conn, _STATE_KEY, state)
     return {
         "min_df": min_df,
         "terms": written,
