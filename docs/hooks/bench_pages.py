@@ -417,28 +417,23 @@ def pageqa_row(label: str, m: dict[str, Any]) -> list[str]:
 
 
 def render_pageqa(data: Any) -> Lines:
-    runs = newest_first(data)
     out: Lines = []
-    for number, run in enumerate(runs):
+    for number, run in enumerate(newest_first(data)):
         out += run_header(run, when(run), command("bench/pageqa.py", run.get("args")))
         results = run.get("results") or {}
-        out += table(
-            PAGEQA_HEADER, (pageqa_row(k, v.get("overall") or {}) for k, v in results.items())
-        )
+        rows = (pageqa_row(k, v.get("overall") or {}) for k, v in results.items())
+        out += table(PAGEQA_HEADER, rows)
         for key, res in results.items():
             if res.get("problems"):
                 out += [f"Problems in {key}: " + "; ".join(map(str, res["problems"])), ""]
-        if number == 0:  # the breakdowns of the newest run only
-            for key, res in results.items():
-                for part in ("by_kind", "by_qtype"):
-                    if res.get(part) and key.endswith("/extractive"):
-                        out += [
-                            f"{key}, {part.replace('by_', 'by ').replace('qtype', 'question type')}:",
-                            "",
-                        ]
-                        out += table(
-                            PAGEQA_HEADER, (pageqa_row(k, v) for k, v in res[part].items())
-                        )
+        if number > 0:
+            continue  # the breakdowns of the newest run only
+        for key, res in results.items():
+            for part, name in (("by_kind", "kind"), ("by_qtype", "question type")):
+                if res.get(part) and key.endswith("/extractive"):
+                    out += [f"{key}, by {name}:", ""]
+                    rows = (pageqa_row(k, v) for k, v in res[part].items())
+                    out += table([name, *PAGEQA_HEADER[1:]], rows)
     return out
 
 
