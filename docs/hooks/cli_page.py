@@ -30,8 +30,12 @@ def help_text(command: click.Command) -> str:
 
 
 def cell(text: str) -> str:
-    """Text safe inside a markdown table cell."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+    """Text safe inside a markdown table cell: ``|`` escaped outside code spans (Python-Markdown
+    keeps a code span's ``|`` and would show the backslash), ``<`` as an entity."""
+    parts = text.replace("\n", " ").split("`")
+    for i in range(0, len(parts), 2):  # the even parts are outside code spans
+        parts[i] = parts[i].replace("|", "\\|").replace("<", "&lt;")
+    return "`".join(parts).strip()
 
 
 def options_table(command: click.Command, ctx: click.Context) -> list[str]:
@@ -44,7 +48,7 @@ def options_table(command: click.Command, ctx: click.Context) -> list[str]:
         if record is None:  # a hidden option
             continue
         flags, description = record
-        rows.append(f"| `{cell(flags)}` | {cell(description)} |")
+        rows.append(f"| {cell(f'`{flags}`')} | {cell(description)} |")
     if not rows:
         return []
     return ["| option | what it does |", "| --- | --- |", *rows, ""]

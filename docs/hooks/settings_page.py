@@ -64,8 +64,12 @@ address only with `QUIRE_API_TOKEN` set, which nginx passes on to the API).
 
 
 def cell(text: str) -> str:
-    """Text safe inside a markdown table cell (``<data_dir>`` is not an HTML tag)."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ").strip()
+    """Text safe inside a markdown table cell: ``|`` escaped outside code spans (Python-Markdown
+    keeps a code span's ``|`` and would show the backslash), ``<`` as an entity."""
+    parts = text.replace("\n", " ").split("`")
+    for i in range(0, len(parts), 2):  # the even parts are outside code spans
+        parts[i] = parts[i].replace("|", "\\|").replace("<", "&lt;")
+    return "`".join(parts).strip()
 
 
 def type_name(annotation: Any) -> str:
