@@ -36,7 +36,8 @@ def canonical_tag(tag: str) -> str:
 
 
 class Settings(BaseSettings):
-    """Every knob Quire has. Each one is documented in README.md (a test checks)."""
+    """Every knob Quire has. The site's configuration page is generated from these fields and
+    their descriptions (docs/hooks/settings_page.py), so each needs one (a test checks)."""
 
     model_config = SettingsConfigDict(env_prefix="QUIRE_", extra="ignore")
 
