@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all run test test-fast lint check bench clean system frontend frontend-test frontend-lint api-types install
+.PHONY: all run test test-fast lint check bench docs clean system frontend frontend-test frontend-lint api-types install
 
 all: check
 
@@ -42,18 +42,19 @@ run: install frontend
 # pytest includes the browser tests (tests/e2e/test_browser.py: Chromium against nginx + API +
 # worker serving the frontend/dist just built).
 test: install frontend
-	$(VENV)/bin/ruff check backend tests bench migrations
+	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 	cd frontend && npx vitest --run
 	$(VENV)/bin/pytest -q
 
 # The inner loop: the unit tests (no real worker, nginx or browser), under 2 minutes here.
 test-fast: $(STAMP)
-	$(VENV)/bin/ruff check backend tests bench migrations
+	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
 	$(VENV)/bin/pytest -q -m "not slow"
 
 lint: install frontend-lint
-	$(VENV)/bin/ruff check backend tests bench migrations
-	$(VENV)/bin/ruff format --check backend tests bench migrations
+	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff format --check backend tests bench migrations docs/hooks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
@@ -62,5 +63,9 @@ check: lint test
 bench: install
 	$(PY) bench/ingest.py
 
+# The documentation site (mkdocs.yml, docs/) at http://127.0.0.1:8001/, rebuilt on every change.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
 clean:
-	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts
+	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts site
