@@ -58,7 +58,10 @@ BENCHES: dict[str, Bench] = {
         "other designs, each in its own process (the peers' packages live in `.venv-peers`, from "
         "`bench/peers-requirements.txt`, never in Quire's venv), warmed with the same 5 "
         "queries, top 50, query vectors given. An audit hook checks that no child opens a "
-        "network connection.",
+        "network connection. Chroma 1.5 fails `collection.get()` above 32,766 documents (too "
+        "many SQL variables), so Open WebUI's design as written cannot search a library this "
+        "big; the bench reads in pages of 30,000 to measure it. faiss runs one OpenMP thread: "
+        "with two, a query waited a whole time slice whenever the other core was busy.",
         r.render_peers,
     ),
     "eval-scifact": Bench(

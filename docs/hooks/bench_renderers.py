@@ -130,20 +130,21 @@ def render_postgres(data: list[Run]) -> Lines:
     numbered = list(enumerate(data, 1))[::-1]  # no dates recorded: the file's order, newest last
 
     def title(number: int, run: Run) -> str:
-        return f"Run {number} of {len(data)}: {run['size']:,} chunks"
+        when_ = when(run) if "date" in run else f"Run {number} of {len(data)}"
+        return f"{when_}: {run['size']:,} chunks"
 
     out = ["## Newest run at each size", ""]
     for size in sorted({r["size"] for r in data}):
         number, run = next((n, r) for n, r in numbered if r["size"] == size)
         out += [f"{title(number, run)}:", ""] + postgres_table(run)
-    out += ["## Runs", "", "The runs carry no date: they are numbered in the order recorded.", ""]
+    out += ["## Runs", "", "Runs without a date are numbered in the order they were recorded.", ""]
     for number, run in numbered:
         cmd = (
             f".venv/bin/python bench/postgres.py --sizes {run['size']}   # other args not recorded"
         )
         if "args" in run:
             cmd = command("bench/postgres.py", run["args"])
-        out += run_header(run, cmd, title(number, run) if "date" not in run else None)
+        out += run_header(run, cmd, title(number, run))
         if get(run, "server_settings", "shared_buffers"):
             out += [f"PostgreSQL `shared_buffers` {run['server_settings']['shared_buffers']}.", ""]
         out += postgres_table(run)
