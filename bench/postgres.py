@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -263,9 +264,14 @@ def main() -> None:
         server.configure(shared_buffers=args.shared_buffers, effective_cache_size="12GB")
         url = server.url("postgres")
     load = os.getloadavg()[0]
+    recorded = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    recorded["database_url"] = "…" if args.database_url else None  # it may hold a password
     try:
         for size in (int(s) for s in args.sizes.split(",")):
             record = run_size(args, size, url)
+            # The date and the command of each run, for the site's benchmark page.
+            date = datetime.now(UTC).isoformat(timespec="seconds")
+            record.update(date=date, args={**recorded, "sizes": str(size)})
             record["machine"] = machine_record(load)
             if args.build_only:
                 continue
