@@ -40,10 +40,9 @@ run: install frontend
 	@bash scripts/run.sh
 
 # pytest includes the browser tests (tests/e2e/test_browser.py: Chromium against nginx + API +
-# worker serving the frontend/dist just built).
+# worker serving the frontend/dist just built) and `mkdocs build --strict` (tests/test_docs.py).
 test: install frontend
 	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 	cd frontend && npx vitest --run
 	$(VENV)/bin/pytest -q
 

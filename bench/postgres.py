@@ -50,9 +50,9 @@ WARMUP = 5
 
 def build(db: Any, corpus: Corpus, size: int, memory: str) -> dict[str, float]:
     """Write the corpus through the storage layer (rows and lexical index, then vectors); on
-    PostgreSQL as a bulk load (storage/pg_bulk.py: the costly indexes built once at the end,
-    as ``quire migrate-to-postgres`` does)."""
-    from quire.storage import pg_bulk, vectors
+    PostgreSQL as a bulk load (``Database.bulk_load``: the costly indexes built once at the
+    end, as ``quire migrate-to-postgres`` does)."""
+    from quire.storage import vectors
 
     with db.write() as conn:
         vectors.ensure(conn, MODEL, DIM)
@@ -60,15 +60,15 @@ def build(db: Any, corpus: Corpus, size: int, memory: str) -> dict[str, float]:
     rows_s = 0.0
 
     def built(name: str, done: int, total: int) -> None:
-        log(f"  {db.dialect}: index {name} ({done}/{total}, {time.perf_counter() - t0:.0f} s)")
+        log(f"  {db.name}: index {name} ({done}/{total}, {time.perf_counter() - t0:.0f} s)")
 
-    with pg_bulk.loading(db, memory, progress=built):
+    with db.bulk_load(memory, progress=built):
         for start, texts, vecs in corpus_batches(corpus, size):
             _, ids = write_documents(db, start // CHUNKS_PER_DOC + 1, texts)
             write_vectors(db, ids, vecs)
             if (start // BATCH_CHUNKS) % 10 == 9:
                 done = start + len(texts)
-                log(f"  {db.dialect}: {done:,} chunks ({time.perf_counter() - t0:.0f} s)")
+                log(f"  {db.name}: {done:,} chunks ({time.perf_counter() - t0:.0f} s)")
         rows_s = time.perf_counter() - t0
     with db.write() as conn:
         vectors.mark_ready(conn, MODEL)
@@ -98,7 +98,7 @@ def add_and_delete(db: Any, corpus: Corpus, size: int) -> dict[str, float]:
 
 
 def disk_mb(db: Any, data_dir: Path) -> float:
-    if db.dialect == "postgresql":
+    if db.name == "postgresql":
         with db.read() as conn:
             size = conn.exec_driver_sql("SELECT pg_database_size(current_database())").scalar()
         return round(int(size or 0) / 2**20, 1)
@@ -172,10 +172,7 @@ def run_size(args: argparse.Namespace, size: int, url: str) -> dict[str, Any]:
         if args.build_only:
             db.dispose()
             continue
-        if backend == "postgresql":
-            from quire.storage import pg_lexical
-
-            pg_lexical.settle(db)  # what autovacuum does after a bulk load, done now
+        db.settle()  # what autovacuum does after a bulk load, done now
         # What the idle worker gives a library after a load (storage/term_postings.py).
         t0 = time.perf_counter()
         if read_term_postings(db, settings) is not None:  # None: read by an earlier run

@@ -448,7 +448,7 @@ def read_term_postings(db: Any, settings: Any) -> dict[str, Any] | None:
     """The frequent terms' postings, read as the idle worker reads them into a library
     (storage/term_postings.py) when they are due; what the read did, or None when not due."""
     from quire.storage import term_postings
-    from quire.storage.segment import STOPWORDS
+    from quire.text.stopwords import STOPWORDS
 
     with db.read() as conn:
         if not term_postings.due(conn, settings.bm25_frequent_df):
@@ -459,13 +459,16 @@ def read_term_postings(db: Any, settings: Any) -> dict[str, Any] | None:
 def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     """Measure Quire on the corpus of one size (built by ``worker_build``)."""
     from quire.config import Settings
-    from quire.retrieval import dense, exact, lexical
+    from quire.retrieval import dense, lexical
+    from quire.retrieval.exact import TrigramExact
     from quire.retrieval.filters import Filter
     from quire.retrieval.highlight import highlight, highlight_patterns
+    from quire.retrieval.lexical.fts5 import Fts5Lexical
     from quire.retrieval.options import SearchOptions
     from quire.retrieval.planner import heuristic_plan
     from quire.retrieval.search import Searcher
     from quire.storage import chunks, documents
+    from quire.storage.backends.sqlite import vector_signature
     from quire.storage.migrate import open_database
 
     size, deadline = args.size, args.deadline
@@ -491,17 +494,19 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     rng = np.random.default_rng([args.seed, 3])
     qvecs = unit_vectors(rng, len(queries))
     searcher = Searcher(db, settings, RandomEmbedder(args.seed))
-    assert searcher.mirror is not None
+    assert isinstance(searcher.legs.dense, dense.MirrorDense)
+    assert isinstance(searcher.legs.lexical, Fts5Lexical)
+    mirror = searcher.legs.dense.mirror
     rss_serve0 = rss_mb()
     t0, c0 = time.perf_counter(), time.process_time()
     with db.read() as conn:
-        searcher.mirror.refresh(conn)
+        mirror.refresh(conn)
     out["mirror_load"] = {
         "ms": round((time.perf_counter() - t0) * 1000, 1),
         "cpu_ms": round((time.process_time() - c0) * 1000, 1),
         "rss_growth_mb": round(rss_mb() - rss_serve0, 1),
     }
-    terms = searcher.term_scores
+    terms = searcher.legs.lexical.cache
     assert terms is not None
     # The frequent terms' postings, as the idle worker reads them (storage/term_postings.py).
     t0, c0 = time.perf_counter(), time.process_time()
@@ -543,18 +548,18 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
                 cpu.append((time.process_time() - c0) * 1000)
         legs[name] = {"wall": summary(wall), "cpu": summary(cpu)}
 
-    mirror = searcher.mirror
     diag = slice(0, DIAG)  # the break-down rows run on fewer queries
-    leg("bm25", lambda c, q: lexical.bm25(c, q, limit=TOP_K, flt=flt, cache=terms), queries)
+    cached, uncached = Fts5Lexical(terms), Fts5Lexical()
+    leg("bm25", lambda c, q: cached.bm25(c, q, limit=TOP_K, flt=flt), queries)
     out["term_cache"] = terms.stats()
 
     def cold(c: Any, q: str) -> None:
         assert terms is not None
         terms.clear(keep_rows=True)  # as after chunks were added: the row list is extended
-        lexical.bm25(c, q, limit=TOP_K, flt=flt, cache=terms)
+        cached.bm25(c, q, limit=TOP_K, flt=flt)
 
     leg("bm25_cold", cold, queries[diag])
-    leg("bm25_no_cache", lambda c, q: lexical.bm25(c, q, limit=TOP_K, flt=flt), queries[diag])
+    leg("bm25_no_cache", lambda c, q: uncached.bm25(c, q, limit=TOP_K, flt=flt), queries[diag])
     leg(
         "bm25_fts_only",
         lambda c, q: c.exec_driver_sql(
@@ -563,7 +568,7 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
         queries[diag],
     )
     leg("dense", lambda c, v: searcher._knn(c, v, flt=flt), qvecs)
-    leg("dense_signature_sql", lambda c, v: dense.DenseMirror._signature(c), qvecs[diag])
+    leg("dense_signature_sql", lambda c, v: vector_signature(c), qvecs[diag])
     leg(
         "dense_status_sql",
         lambda c, v: c.exec_driver_sql("SELECT id FROM documents WHERE status != 'ready'").all(),
@@ -605,12 +610,13 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
         qvecs[:n_vec],
     )
     ids = [re.search(r"ERR-\d+", q).group(0) for q in queries]  # type: ignore[union-attr]
-    leg("exact", lambda c, kw: exact.exact(c, [kw], limit=TOP_K, flt=flt), ids)
+    trigrams = TrigramExact()
+    leg("exact", lambda c, kw: trigrams.exact(c, [kw], limit=TOP_K, flt=flt), ids)
     # Hydration of a top-50 (rows for the hits, then highlighting), split in two.
     tops = []
     with db.read() as conn:
         for q in queries[diag]:
-            tops.append((q, [cid for cid, _ in lexical.bm25(conn, q, limit=TOP_K, flt=flt)]))
+            tops.append((q, [cid for cid, _ in uncached.bm25(conn, q, limit=TOP_K, flt=flt)]))
     plans = {q: heuristic_plan(q) for q, _ in tops}
 
     def mark(_conn: Any, item: tuple[str, list[str]]) -> None:
@@ -1039,7 +1045,8 @@ def dense_recall(data_dir: Path, queries_file: Path, block_rows: int) -> dict[st
     libraries are quantised)."""
     from quire.config import Settings
     from quire.embed import make_embedder
-    from quire.retrieval import dense
+    from quire.retrieval.dense import mirror as mirror_mod
+    from quire.retrieval.dense.mirror import DenseMirror
     from quire.storage.migrate import open_database
 
     settings = Settings(data_dir=data_dir)
@@ -1048,7 +1055,7 @@ def dense_recall(data_dir: Path, queries_file: Path, block_rows: int) -> dict[st
     embedder = make_embedder(settings)
     vecs = np.concatenate([embedder.embed(texts[i : i + 64]) for i in range(0, len(texts), 64)])
     embedder.close()
-    exact, quantised = dense.DenseMirror(), dense.DenseMirror(block_rows=block_rows)
+    exact, quantised = DenseMirror(), DenseMirror(block_rows=block_rows)
     with db.read() as conn:
         exact.refresh(conn)
         quantised.refresh(conn)
@@ -1070,7 +1077,7 @@ def dense_recall(data_dir: Path, queries_file: Path, block_rows: int) -> dict[st
             "mean": round(float(recall.mean()), 5),
             "min": round(float(recall.min()), 3),
             "queries_below_1": int((recall < 1).sum()),
-            "candidates": max(dense.RESCORE_FACTOR * k, dense.MIN_RESCORE),
+            "candidates": max(mirror_mod.RESCORE_FACTOR * k, mirror_mod.MIN_RESCORE),
         }
     exact.close()
     quantised.close()

@@ -5,8 +5,8 @@ the searchable status), measured in one run on the real pipeline.
     .venv/bin/python bench/searchable.py [--file PATH] [--query WORDS] [--runs 1]
 
 A worker in a thread ingests the file into a fresh data directory while this script runs the
-BM25 leg (the real ``lexical.bm25`` with the real filter) every 0.1 s for a phrase from deep in
-the document. Results are appended to bench/results/searchable.json.
+BM25 leg (the real FTS5 leg, ``Fts5Lexical.bm25``, with the real filter) every 0.1 s for a
+phrase from deep in the document. Results are appended to bench/results/searchable.json.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from common import DOCS, RESULTS_DIR, append_record, machine_info  # bench/commo
 from quire.config import Settings
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
-from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
+from quire.retrieval.lexical.fts5 import Fts5Lexical
 
 DEFAULT_FILE = DOCS / "pdf" / "thinkcomplexity2.pdf"  # 244 pages
 DEFAULT_QUERY = "Schelling segregation model"  # a chapter in the second half
@@ -40,12 +40,13 @@ def once(path: Path, query: str) -> dict[str, Any]:
         thread = threading.Thread(target=worker.run, kwargs={"drain": True}, daemon=True)
         thread.start()
         first_hit = searchable = ready = None
+        bm25 = Fts5Lexical()
         while ready is None and time.monotonic() - t0 < 1800:
             with worker.db.read() as conn:
                 status = conn.exec_driver_sql(
                     "SELECT status FROM documents WHERE id = ?", (intake.document_id,)
                 ).scalar_one()
-                if first_hit is None and lexical.bm25(conn, query, limit=5, flt=Filter()):
+                if first_hit is None and bm25.bm25(conn, query, limit=5, flt=Filter()):
                     first_hit = time.monotonic() - t0
             if status == "searchable" and searchable is None:
                 searchable = time.monotonic() - t0

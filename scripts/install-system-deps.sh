@@ -6,7 +6,7 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 for pkg in tesseract-ocr tesseract-ocr-eng poppler-utils nginx chromium python3-venv; do
     have "$pkg" || need+=("$pkg")
 done
-# OCR of pages in other scripts (ingest/scripts.py picks the pack from the page's script;
+# OCR of pages in other scripts (text/scripts.py picks the pack from the page's script;
 # *-vert read vertical writing). Without a pack such pages are read as English, with a notice.
 for lang in jpn jpn-vert chi-sim chi-sim-vert chi-tra chi-tra-vert kor ara; do
     have "tesseract-ocr-$lang" || need+=("tesseract-ocr-$lang")

@@ -1,10 +1,13 @@
-"""The layer order (pyproject.toml ``[tool.importlinter]``): cli → app → api | evaluation →
-runtime → synthesis → retrieval → perplexity : ingest → embed | llm | storage → config |
-errors. import-linter checks the real package, and is shown to catch a bad import."""
+"""The layer order (pyproject.toml ``[tool.importlinter]``): cli → app → api | mcp |
+evaluation | models → runtime → synthesis → retrieval | sources → ingest → formats → embed |
+llm | storage → text → config | errors. import-linter checks the real package, and is shown
+to catch a bad import. Beside it, the shape the architecture keeps: no module asks which
+database it is on outside storage/backends, and no module grows past 500 lines."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,3 +56,48 @@ def test_a_cycle_hidden_in_a_function_is_found(tmp_path: Path) -> None:
     assert r.returncode != 0
     assert "No import cycles between sibling modules or packages BROKEN" in r.stdout
     assert "No cycles are allowed in quire.storage" in r.stdout
+
+
+def test_text_analysis_importing_storage_breaks_the_layers(tmp_path: Path) -> None:
+    r = lint(broken_copy(tmp_path, "text/segment.py", "from quire.storage import records  # noqa"))
+    assert r.returncode != 0
+    assert "quire.text.segment -> quire.storage.records" in r.stdout
+
+
+def test_a_file_format_reaching_into_the_job_machinery_breaks_the_layers(tmp_path: Path) -> None:
+    r = lint(broken_copy(tmp_path, "formats/epub.py", "from quire.ingest import intake  # noqa"))
+    assert r.returncode != 0
+    assert "quire.formats.epub -> quire.ingest.intake" in r.stdout
+
+
+#: Asking which database a connection is on: only storage/backends may.
+_WHICH_DATABASE = re.compile(r"is_postgres|dialect\.name")
+
+
+def backend_modules() -> list[Path]:
+    return sorted((ROOT / "backend" / "quire").rglob("*.py"))
+
+
+def test_only_the_storage_backends_ask_which_database_they_are_on() -> None:
+    backends = ROOT / "backend" / "quire" / "storage" / "backends"
+    asking = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in backend_modules()
+        if backends not in path.parents
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if _WHICH_DATABASE.search(line)
+    ]
+    assert asking == []
+
+
+def test_the_check_finds_a_module_that_asks() -> None:
+    assert _WHICH_DATABASE.search('if conn.dialect.name == "postgresql":')
+    assert _WHICH_DATABASE.search("if is_postgres(conn):")
+
+
+def test_no_module_is_over_500_lines() -> None:
+    sizes = {
+        p.relative_to(ROOT): len(p.read_text(encoding="utf-8").splitlines())
+        for p in backend_modules()
+    }
+    assert {p: n for p, n in sizes.items() if n > 500} == {}

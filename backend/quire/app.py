@@ -27,8 +27,8 @@ from quire.api.routes import (
 from quire.api.schemas import error_responses
 from quire.config import Settings
 from quire.mcp import http as mcp_http
-from quire.perplexity.runner import SyncRunner
 from quire.runtime import Runtime
+from quire.sources.perplexity.runner import SyncRunner
 from quire.storage import access
 
 log = logging.getLogger(__name__)

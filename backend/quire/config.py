@@ -411,11 +411,6 @@ class Settings(BaseSettings):
         return ",".join(prefixes)
 
     @property
-    def backend(self) -> Literal["sqlite", "postgresql"]:
-        """Where the library lives: SQLite files under data_dir, or PostgreSQL."""
-        return "sqlite" if self.database_url is None else "postgresql"
-
-    @property
     def db_path(self) -> Path:
         return self.data_dir / "quire.db"
 

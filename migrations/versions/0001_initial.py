@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from quire.storage.migrate import sqlite_history
+from quire.storage.migrate import applies_to
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -23,7 +23,7 @@ DEFAULT_DIM = 384
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.create_table(
         "documents",
@@ -223,7 +223,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.execute("DROP TABLE IF EXISTS vec.page_vecs")
     op.execute("DROP TABLE IF EXISTS vec.page_vecs_meta")

@@ -1,7 +1,7 @@
 """BM25 over text without spaces: CJK, Thai and Hangul runs indexed as character bigrams.
 
 ``page_chunks`` gains ``fts_text`` and ``fts_heading``: the text and heading path with every
-unspaced run cut into overlapping bigrams (quire.storage.segment), NULL when there is none (so
+unspaced run cut into overlapping bigrams (quire.text.segment), NULL when there is none (so
 an English library stores nothing more). ``page_chunks_fts`` indexes ``page_chunks_lex``, a
 view that reads those columns where they are set and the plain ones elsewhere, so FTS5's
 ``rebuild`` and ``integrity-check`` see exactly what the triggers index. The index is rebuilt
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from quire.storage.migrate import sqlite_history
-from quire.storage.segment import segment
+from quire.storage.migrate import applies_to
+from quire.text.segment import segment
 
 revision: str = "0003"
 down_revision: str | None = "0002"
@@ -76,7 +76,7 @@ def _recreate_fts(content: str) -> None:
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.add_column("page_chunks", sa.Column("fts_text", sa.Text, nullable=True))
     op.add_column("page_chunks", sa.Column("fts_heading", sa.Text, nullable=True))
@@ -104,7 +104,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     for name in _TRIGGERS:
         op.execute(f"DROP TRIGGER IF EXISTS {name}")

@@ -1,4 +1,4 @@
-"""Documents: ``language``, detected at ingest (quire.ingest.language); existing documents are
+"""Documents: ``language``, detected at ingest (quire.text.language); existing documents are
 told from a sample of their stored pages, as ingest would (NULL: too little text to tell).
 
 Revision ID: 0004
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from quire.ingest.language import SAMPLE_CHARS, SAMPLE_PAGES, detect
-from quire.storage.migrate import sqlite_history
+from quire.storage.migrate import applies_to
+from quire.text.language import SAMPLE_CHARS, SAMPLE_PAGES, detect
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -45,7 +45,7 @@ def _sample_pages(conn: sa.Connection, document_id: int) -> list[str]:
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.add_column("documents", sa.Column("language", sa.Text, nullable=True))
     conn = op.get_bind()
@@ -60,6 +60,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.drop_column("documents", "language")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from quire.storage.migrate import rewrite_table_sql, sqlite_history
+from quire.storage.migrate import applies_to, rewrite_table_sql
 
 revision: str = "0006"
 down_revision: str | None = "0005"
@@ -30,13 +30,13 @@ NEW = "kind IN ('pdf','epub','perplexity','markdown','text','chatgpt','claude')"
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     rewrite_table_sql(op.get_bind(), "documents", OLD, NEW)
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     conn = op.get_bind()
     # The old schema has no place for them (their pages, chunks and jobs cascade).

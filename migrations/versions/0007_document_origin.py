@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from quire.storage.migrate import sqlite_history
+from quire.storage.migrate import applies_to
 from quire.storage.schema import ORIGIN_SQL
 
 revision: str = "0007"
@@ -27,7 +27,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     # SQLite adds a generated column with ALTER TABLE only if it is VIRTUAL.
     op.add_column(
@@ -49,7 +49,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.drop_index("ix_source_runs_source", "source_runs")
     op.drop_table("source_runs")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from quire.storage.migrate import rewrite_table_sql, sqlite_history
+from quire.storage.migrate import applies_to, rewrite_table_sql
 
 revision: str = "0008"
 down_revision: str | None = "0007"
@@ -26,13 +26,13 @@ NEW = "status IN ('queued','processing','searchable','ready','failed')"
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     rewrite_table_sql(op.get_bind(), "documents", OLD, NEW)
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     conn = op.get_bind()
     # Their vectors are being made: the old schema calls that processing (hidden from search).

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from quire.storage.migrate import sqlite_history
+from quire.storage.migrate import applies_to
 
 revision: str = "0010"
 down_revision: str | None = "0009"
@@ -37,12 +37,12 @@ def _recreate(detail: str) -> None:
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     _recreate(", detail=none")
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     _recreate("")

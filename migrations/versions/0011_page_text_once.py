@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from quire.storage.migrate import sqlite_history
+from quire.storage.migrate import applies_to
 from quire.storage.page_text import split, stitch
 
 revision: str = "0011"
@@ -51,7 +51,7 @@ def _chunks(conn: sa.Connection, docs: list[int], where: str = "") -> dict[tuple
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.add_column("page_chunks", sa.Column("start", sa.Integer, nullable=True))
     op.add_column("pages", sa.Column("rest", sa.Text, nullable=False, server_default=""))
@@ -83,7 +83,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.add_column("pages", sa.Column("text", sa.Text, nullable=False, server_default=""))
     conn = op.get_bind()

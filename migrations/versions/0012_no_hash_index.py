@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from quire.storage.migrate import sqlite_history
+from quire.storage.migrate import applies_to
 
 revision: str = "0012"
 down_revision: str | None = "0011"
@@ -20,12 +20,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.drop_index("ix_page_chunks_hash", table_name="page_chunks")
 
 
 def downgrade() -> None:
-    if not sqlite_history():
+    if not applies_to("sqlite"):
         return
     op.create_index("ix_page_chunks_hash", "page_chunks", ["content_hash"])

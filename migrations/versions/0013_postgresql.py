@@ -6,8 +6,8 @@ starts here. Every later migration is written for both.
 
 Beside the tables SQLite has:
 
-- ``bm25_postings``: for each FTS5 term (the same tokenizer, ``storage/pg_lexical.py``) and
-  chunk, the term's count in the text and heading columns and the chunk's length in tokens;
+- ``bm25_postings``: for each FTS5 term (the same tokenizer, text/tokenize.py) and chunk,
+  the term's count in the text and heading columns and the chunk's length in tokens;
   ``bm25_totals``: the row count and total length, in a few rows (one per writer slot, summed
   on read, so concurrent writers do not queue on one row). Together they are what FTS5's
   ``bm25()`` reads, so the BM25 leg computes the same formula with the same numbers.
@@ -26,6 +26,8 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+
+from quire.storage.migrate import applies_to
 
 revision: str = "0013"
 down_revision: str | None = "0012"
@@ -61,7 +63,7 @@ def _fk(table: str) -> sa.ForeignKey:
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not applies_to("postgresql"):
         return
     op.execute("CREATE EXTENSION IF NOT EXISTS vector")
     op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
@@ -284,7 +286,7 @@ def _search() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not applies_to("postgresql"):
         return
     op.execute("DROP SCHEMA IF EXISTS vec CASCADE")
     for table in (

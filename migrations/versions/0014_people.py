@@ -21,15 +21,13 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+#: PostgreSQL's tables (0013) use identity bigints; SQLite's autoincrement integers (its
+#: Identity is ignored, and AUTOINCREMENT needs INTEGER).
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
 def _id() -> sa.Column[int]:
-    # PostgreSQL's tables (0013) use identity bigints; SQLite's autoincrement integers.
-    if op.get_bind().dialect.name == "postgresql":
-        return sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True)
-    return sa.Column("id", sa.Integer, primary_key=True, autoincrement=True)
-
-
-def _ref() -> str:
-    return "BIGINT" if op.get_bind().dialect.name == "postgresql" else "INTEGER"
+    return sa.Column("id", ID, sa.Identity(), primary_key=True)
 
 
 def upgrade() -> None:
@@ -46,7 +44,7 @@ def upgrade() -> None:
         _id(),
         sa.Column(
             "user_id",
-            sa.BigInteger if op.get_bind().dialect.name == "postgresql" else sa.Integer,
+            ID,
             sa.ForeignKey("users.id", ondelete="CASCADE"),
             nullable=False,
         ),
@@ -60,7 +58,7 @@ def upgrade() -> None:
     op.create_index("ix_api_tokens_user", "api_tokens", ["user_id"])
     # Plain ALTER TABLE, the same words on both: SQLite adds a column with a REFERENCES or
     # CHECK clause in place (no table rebuild), PostgreSQL checks the existing rows.
-    ref = _ref()
+    ref = ID.compile(dialect=op.get_bind().dialect)
     op.execute(f"ALTER TABLE documents ADD COLUMN owner_id {ref} REFERENCES users (id)")
     op.execute(
         "ALTER TABLE documents ADD COLUMN visibility TEXT NOT NULL DEFAULT 'team' "

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from quire.storage.migrate import applies_to
+
 revision: str = "0015"
 down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
@@ -30,12 +32,12 @@ def _key(include: str) -> None:
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not applies_to("postgresql"):
         return
     _key(" INCLUDE (tf_text, tf_heading, len)")
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not applies_to("postgresql"):
         return
     _key("")

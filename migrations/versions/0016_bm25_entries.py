@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from quire.storage.migrate import applies_to
+
 revision: str = "0016"
 down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
@@ -22,7 +24,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not applies_to("postgresql"):
         return
     op.execute("ALTER TABLE term_postings ALTER COLUMN body SET STORAGE EXTERNAL")
     op.execute(
@@ -32,7 +34,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not applies_to("postgresql"):
         return
     op.execute("DROP INDEX IF EXISTS ix_bm25_chunk_documents")
     op.execute("ALTER TABLE term_postings ALTER COLUMN body SET STORAGE EXTENDED")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from quire.perplexity.browser import BASE_ARGS
+from quire.sources.perplexity.browser import BASE_ARGS
 from tests.conftest import REPO
 
 DIST = REPO / "frontend" / "dist"

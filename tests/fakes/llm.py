@@ -16,9 +16,9 @@ from typing import Any
 
 from quire.errors import LLMUnavailable
 from quire.llm.base import Message, ModelInfo, Purpose, Usage
+from quire.retrieval.hits import Hit, SearchResult
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import Plan, heuristic_plan
-from quire.retrieval.search import Hit, SearchResult
 from tests.fakes.chat import Reply
 
 #: ``respond(prompt) -> str | Reply``: the last user message in, what the model says out.

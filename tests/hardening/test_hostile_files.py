@@ -93,7 +93,7 @@ def test_hostile_files_end_in_clear_errors_and_the_worker_goes_on(
 
 def test_a_lying_page_count_is_still_capped(tmp_path: Path) -> None:
     from quire.errors import ResourceLimit
-    from quire.ingest.pdf import read_text_layer
+    from quire.formats.pdf.text import read_text_layer
 
     path = tmp_path / "liar.pdf"
     path.write_bytes(many_pages_pdf(3_000, count=1))

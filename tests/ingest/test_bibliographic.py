@@ -10,14 +10,14 @@ import pytest
 from fpdf import FPDF
 
 from quire.config import Settings
-from quire.ingest.bibliographic import (
+from quire.formats.bibliographic import (
     normalise_doi,
     normalise_isbn,
     parse_year,
     read_bibliographic,
     split_authors,
 )
-from quire.ingest.extract import extract_file
+from quire.formats.extract import extract_file
 from quire.storage.records import Page
 from tests.conftest import DOCS
 

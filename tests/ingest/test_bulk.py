@@ -9,10 +9,10 @@ from sqlalchemy import text
 
 from quire.config import Settings
 from quire.ingest.bulk import Record, ingest_records
-from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
 from quire.storage import chunks, vectors
 from quire.storage.db import Database
+from tests import legs
 from tests.fakes.embedder import CountingEmbedder
 
 
@@ -91,7 +91,7 @@ def test_records_become_ready_documents_with_chunks_fts_and_vectors(
         assert whole.startswith("Title number 3\n\nBody of record 3")
         assert Path(doc.stored_path).read_text(encoding="utf-8") == whole
         assert '"corpus_id": "3"' in doc.metadata
-        hits = lexical.bm25(conn, "zq3x", limit=5, flt=Filter())
+        hits = legs.lexical(conn).bm25(conn, "zq3x", limit=5, flt=Filter())
         owners = {
             conn.execute(
                 text("SELECT document_id FROM page_chunks WHERE id = :c"), {"c": cid}

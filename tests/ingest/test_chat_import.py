@@ -13,12 +13,12 @@ import pytest
 
 from quire.config import Settings
 from quire.errors import CorruptFile, EmptyFile, ResourceLimit, UnsupportedFileType
-from quire.ingest.chat_export import read_export
-from quire.ingest.chat_import import canonical, import_export
-from quire.ingest.chatgpt import parse_conversation as parse_chatgpt
-from quire.ingest.claude import parse_conversation as parse_claude
-from quire.ingest.detect import detect_kind
-from quire.ingest.extract import extract_file
+from quire.formats.chat_export import read_export
+from quire.formats.chatgpt import parse_conversation as parse_chatgpt
+from quire.formats.claude import parse_conversation as parse_claude
+from quire.formats.detect import detect_kind
+from quire.formats.extract import extract_file
+from quire.sources.chat_import import canonical, import_export
 from quire.storage import source_runs
 from quire.storage.db import Database
 from quire.storage.web_sources import web_sources

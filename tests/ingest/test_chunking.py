@@ -3,8 +3,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from quire.ingest.chunking import chunk_pages, split_text
+from quire.ingest.chunking import chunk_pages
 from quire.storage.records import Page
+from quire.text.split import split_text
 
 SENTENCE = "The quick brown fox jumps over the lazy dog near the riverbank today. "
 

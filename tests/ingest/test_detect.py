@@ -8,8 +8,8 @@ import pytest
 
 from quire.config import Settings
 from quire.errors import EmptyFile, UnsupportedFileType
-from quire.ingest.detect import detect_kind
-from quire.ingest.extract import extract_file
+from quire.formats.detect import detect_kind
+from quire.formats.extract import extract_file
 
 # CI clones the repo next to shared/: always resolve it as <repo>/../shared.
 DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"

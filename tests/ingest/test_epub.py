@@ -9,9 +9,9 @@ import pytest
 
 from quire.config import Settings
 from quire.errors import CorruptFile, ResourceLimit
-from quire.ingest.epub import extract_epub
-from quire.ingest.extract import extract_file
-from quire.ingest.types import Extracted
+from quire.formats.epub import extract_epub
+from quire.formats.extract import extract_file
+from quire.formats.types import Extracted
 
 # CI clones the repo next to shared/: always resolve it as <repo>/../shared.
 DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from quire.ingest.language import SAMPLE_CHARS, SAMPLE_PAGES, detect, language_name, sample
+from quire.text.language import SAMPLE_CHARS, SAMPLE_PAGES, detect, language_name, sample
 
 PARAGRAPHS = {
     "en": "The committee met on Tuesday to discuss the budget for the coming year and agreed "

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from quire.config import Settings
-from quire.ingest.extract import extract_file
-from quire.ingest.markdown import PAGE_CHARS, parse_markdown, parse_text
+from quire.formats.extract import extract_file
+from quire.formats.markdown import PAGE_CHARS, parse_markdown, parse_text
 
 GUIDE = """\
 # Field Guide

@@ -11,9 +11,9 @@ from fpdf import FPDF
 
 from quire.config import Settings
 from quire.errors import OcrUnavailable
-from quire.ingest import ocr
-from quire.ingest.extract import extract_file
-from quire.ingest.types import Extracted
+from quire.formats.extract import extract_file
+from quire.formats.pdf import ocr
+from quire.formats.types import Extracted
 
 # CI clones the repo next to shared/: always resolve it as <repo>/../shared.
 DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
@@ -133,7 +133,7 @@ def _hide(monkeypatch: pytest.MonkeyPatch, binary: str) -> None:
     def which(cmd: str, *args: object, **kwargs: object) -> str | None:
         return None if Path(cmd).name == binary else real(cmd)
 
-    monkeypatch.setattr("quire.ingest.ocr.shutil.which", which)
+    monkeypatch.setattr("quire.formats.pdf.ocr.shutil.which", which)
 
 
 @pytest.mark.parametrize("binary", ["pdftoppm", "tesseract"])

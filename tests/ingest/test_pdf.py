@@ -9,9 +9,9 @@ from fpdf.enums import EncryptionMethod
 
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, ResourceLimit
-from quire.ingest.extract import extract_file
-from quire.ingest.pdf import count_words, ocr_reason, read_text_layer
-from quire.ingest.types import Extracted
+from quire.formats.extract import extract_file
+from quire.formats.pdf.text import count_words, ocr_reason, read_text_layer
+from quire.formats.types import Extracted
 
 # CI clones the repo next to shared/: always resolve it as <repo>/../shared.
 DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"

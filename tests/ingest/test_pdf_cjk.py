@@ -12,16 +12,10 @@ from fpdf import FPDF
 from pdfminer.high_level import extract_pages
 
 from quire.config import Settings
-from quire.ingest.ocr import check_available
-from quire.ingest.pdf import (
-    LAPARAMS,
-    RawPage,
-    TextLayer,
-    _page_text,
-    extract_pdf,
-    ocr_languages,
-    read_text_layer,
-)
+from quire.formats.pdf.layout import LAPARAMS, page_text
+from quire.formats.pdf.ocr import check_available
+from quire.formats.pdf.reader import extract_pdf, ocr_languages
+from quire.formats.pdf.text import RawPage, TextLayer, read_text_layer
 
 # Installed by scripts/install-system-deps.sh (fonts-droid-fallback).
 FONT = Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf")
@@ -96,7 +90,7 @@ def test_each_page_gets_its_own_direction(tmp_path: Path) -> None:
     assert horizontal.text == "\n\n".join(LINES) and horizontal.vertical is False
     assert english.text == f"{ENGLISH}\n{ENGLISH.upper()}" and english.vertical is None
     # The horizontal pages get exactly the layout analysis they had before vertical writing.
-    before = [_page_text(layout)[0] for layout in extract_pages(path, laparams=LAPARAMS)]
+    before = [page_text(layout)[0] for layout in extract_pages(path, laparams=LAPARAMS)]
     assert before[1:] == [horizontal.text, english.text]
 
 

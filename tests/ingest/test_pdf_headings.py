@@ -10,10 +10,10 @@ import pytest
 from pdfminer.high_level import extract_pages
 
 from quire.config import Settings
+from quire.formats.extract import extract_file
+from quire.formats.pdf.headings import MAX_CHARS, HeadingFinder
+from quire.formats.pdf.layout import LAPARAMS
 from quire.ingest.chunking import chunk_pages
-from quire.ingest.extract import extract_file
-from quire.ingest.pdf import LAPARAMS
-from quire.ingest.pdf_headings import MAX_CHARS, HeadingFinder
 from tests.conftest import DOCS
 
 
@@ -63,7 +63,7 @@ def test_layout_headings_agree_with_a_real_outline() -> None:
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
 
-    from quire.ingest.pdf_structure import read_outline
+    from quire.formats.pdf.structure import read_outline
 
     path = DOCS / "pdf" / "thinkcomplexity2.pdf"
     with path.open("rb") as fh:

@@ -11,8 +11,8 @@ from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
 from quire.config import Settings
-from quire.ingest.extract import extract_file
-from quire.ingest.pdf_structure import read_page_labels
+from quire.formats.extract import extract_file
+from quire.formats.pdf.structure import read_page_labels
 from quire.storage.records import place
 from tests.conftest import DOCS
 

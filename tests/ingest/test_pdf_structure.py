@@ -8,9 +8,9 @@ import pytest
 from fpdf import FPDF
 
 from quire.config import Settings
+from quire.formats.extract import extract_file
+from quire.formats.types import Extracted
 from quire.ingest.chunking import chunk_pages, heading_at
-from quire.ingest.extract import extract_file
-from quire.ingest.types import Extracted
 
 DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
 

@@ -5,11 +5,11 @@ from pathlib import Path
 import pytest
 
 from quire.config import Settings
+from quire.formats.extract import extract_file
+from quire.formats.perplexity_md import parse_perplexity_markdown, shorten
+from quire.formats.types import Extracted
 from quire.ingest.chunking import chunk_pages
-from quire.ingest.extract import extract_file
-from quire.ingest.perplexity_md import parse_perplexity_markdown, shorten
-from quire.ingest.types import Extracted
-from quire.perplexity.render import ThreadInfo, render_markdown
+from quire.sources.perplexity.render import ThreadInfo, render_markdown
 from quire.storage.records import Page
 from quire.storage.web_sources import web_sources
 

@@ -13,14 +13,14 @@ from pathlib import Path
 from fpdf import FPDF
 
 from quire.config import Settings
+from quire.formats.types import Extracted
 from quire.ingest.intake import Intake, add_file
 from quire.ingest.isolate import extract_isolated
-from quire.ingest.types import Extracted
 from quire.ingest.worker import Worker
-from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
 from quire.storage import vectors
 from quire.storage.db import Database
+from tests import legs
 from tests.conftest import DOCS
 from tests.e2e.helpers import integrity, write_long_text
 from tests.fakes import FakeOllama
@@ -222,8 +222,8 @@ def test_a_pdf_is_searchable_by_its_text_layer_while_its_scans_are_read(
     while thread.is_alive() and time.monotonic() < deadline:
         with db.read() as conn:
             status = conn.exec_driver_sql("SELECT status FROM documents").scalar_one()
-            text_page = bool(lexical.bm25(conn, "kingfisher", limit=5, flt=Filter()))
-            scan_page = bool(lexical.bm25(conn, "accessory kit", limit=5, flt=Filter()))
+            text_page = bool(legs.lexical(conn).bm25(conn, "kingfisher", limit=5, flt=Filter()))
+            scan_page = bool(legs.lexical(conn).bm25(conn, "accessory kit", limit=5, flt=Filter()))
         seen.add((status, text_page, scan_page))
         time.sleep(0.02)
     thread.join(timeout=10)
@@ -236,5 +236,5 @@ def test_a_pdf_is_searchable_by_its_text_layer_while_its_scans_are_read(
     assert 0 < float(detail["searchable_s"]) < float(sum(detail["timings"].values()))  # type: ignore[arg-type]
     with db.read() as conn:
         assert conn.exec_driver_sql("SELECT status FROM documents").scalar_one() == "ready"
-        assert lexical.bm25(conn, "accessory kit", limit=5, flt=Filter())  # the OCR page
+        assert legs.lexical(conn).bm25(conn, "accessory kit", limit=5, flt=Filter())  # the OCR page
     assert integrity(db)["vectors"] == integrity(db)["chunks"]

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from quire.config import Settings
-from quire.ingest.detect import decode_text, detect_kind, legacy_encoding
-from quire.ingest.extract import extract_file
+from quire.formats.detect import decode_text, detect_kind, legacy_encoding
+from quire.formats.extract import extract_file
+from quire.formats.pdf.ocr import check_available, installed_fallbacks, tesseract_language
 from quire.ingest.intake import add_file
-from quire.ingest.ocr import check_available, installed_fallbacks, tesseract_language
-from quire.ingest.scripts import tag_language, text_language
 from quire.ingest.worker import Worker
-from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
 from quire.storage.db import Database
+from quire.text.scripts import tag_language, text_language
+from tests import legs
 from tests.fakes import FakeOllama
 from tests.ingest.test_epub import chapter, make_epub
 
@@ -203,7 +203,7 @@ def test_ten_megabytes_of_one_cjk_run_ingest_and_search(
             "SELECT status, detail FROM ingest_jobs WHERE id = ?", (intake.job_id,)
         ).one()
         longest = conn.exec_driver_sql("SELECT max(length(text)) FROM page_chunks").scalar_one()
-        hits = lexical.bm25(conn, "計算", limit=5, flt=Filter())
+        hits = legs.lexical(conn).bm25(conn, "計算", limit=5, flt=Filter())
         (where,) = conn.exec_driver_sql(
             "SELECT text FROM page_chunks WHERE id = ?", (hits[0][0],)
         ).one()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from quire.ingest.text_clean import clean_page_text, strip_running_headers
+from quire.text.clean import clean_page_text, strip_running_headers
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quire.ingest.extract import reads_like_a_title
+from quire.formats.extract import reads_like_a_title
 
 
 @pytest.mark.parametrize(

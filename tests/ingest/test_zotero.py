@@ -24,8 +24,8 @@ from quire.cli import main
 from quire.config import Settings
 from quire.errors import InputError
 from quire.ingest.worker import Worker
-from quire.ingest.zotero import REMOVED, import_zotero
-from quire.ingest.zotero_read import ZoteroUnreadable, read_library
+from quire.sources.zotero.importer import REMOVED, import_zotero
+from quire.sources.zotero.read import ZoteroUnreadable, read_library
 from quire.storage.migrate import open_database
 from tests.api.sse import chat_events, first
 from tests.conftest import DOCS

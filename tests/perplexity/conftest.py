@@ -11,7 +11,7 @@ from playwright.sync_api import Browser
 
 from quire.config import Settings
 from quire.ingest.worker import Worker
-from quire.perplexity import browser as pbrowser
+from quire.sources.perplexity import browser as pbrowser
 from quire.storage.db import Database
 from tests.fakes.perplexity import FakePerplexity
 

@@ -14,7 +14,7 @@ from playwright.sync_api import Browser
 from quire.app import create_app
 from quire.config import Settings
 from quire.ingest.worker import Worker
-from quire.perplexity.checkpoint import root
+from quire.sources.perplexity.checkpoint import root
 from tests.api.test_documents import assert_error_shape
 from tests.e2e.helpers import wait_until
 from tests.fakes.perplexity import FakePerplexity, make_thread

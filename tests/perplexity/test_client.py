@@ -14,10 +14,10 @@ from playwright.sync_api import Browser
 
 from quire.config import Settings
 from quire.errors import NotFound
-from quire.perplexity import browser as pbrowser
-from quire.perplexity.checkpoint import auth_path
-from quire.perplexity.client import PerplexityClient, retry_after_s
-from quire.perplexity.errors import LoginRequired, PerplexityUnavailable
+from quire.sources.perplexity import browser as pbrowser
+from quire.sources.perplexity.checkpoint import auth_path
+from quire.sources.perplexity.client import PerplexityClient, retry_after_s
+from quire.sources.perplexity.errors import LoginRequired, PerplexityUnavailable
 from tests.fakes.perplexity import LIST_PATH, PINNED_PATH, FakePerplexity, make_thread
 from tests.perplexity.conftest import fast_settings, log_in
 

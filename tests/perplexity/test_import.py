@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from quire.config import Settings
-from quire.perplexity.importer import import_folder
-from quire.perplexity.render import render_markdown, thread_info
+from quire.sources.perplexity.importer import import_folder
+from quire.sources.perplexity.render import render_markdown, thread_info
 from quire.storage.db import Database
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire

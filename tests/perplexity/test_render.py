@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from quire.ingest.detect import detect_kind
-from quire.ingest.perplexity_md import parse_perplexity_markdown
-from quire.perplexity.render import (
+from quire.formats.detect import detect_kind
+from quire.formats.perplexity_md import parse_perplexity_markdown
+from quire.sources.perplexity.render import (
     answer_of,
     entries_hash,
     export_relpath,

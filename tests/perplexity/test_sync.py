@@ -18,12 +18,17 @@ from playwright.sync_api import Browser
 
 from quire.config import Settings
 from quire.embed import make_embedder
-from quire.perplexity.checkpoint import Checkpoint, root
-from quire.perplexity.errors import LoggedOut, LoginRequired, PerplexityUnavailable, SyncRunning
-from quire.perplexity.status import SyncLock, read_status, status_report
-from quire.perplexity.sync import SyncCounts, SyncReport, run_sync
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.search import Searcher
+from quire.sources.perplexity.checkpoint import Checkpoint, root
+from quire.sources.perplexity.errors import (
+    LoggedOut,
+    LoginRequired,
+    PerplexityUnavailable,
+    SyncRunning,
+)
+from quire.sources.perplexity.status import SyncLock, read_status, status_report
+from quire.sources.perplexity.sync import SyncCounts, SyncReport, run_sync
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from tests.e2e.helpers import integrity

@@ -11,7 +11,7 @@ from quire.config import Settings
 from quire.retrieval import exact
 from quire.retrieval.filters import Filter
 from quire.retrieval.options import SearchOptions
-from quire.storage import term_postings
+from quire.storage.backends import fts5
 from quire.storage.db import Database
 from tests.conftest import DOCS
 from tests.retrieval.conftest import doc_id, ingest_library
@@ -46,8 +46,8 @@ def _oracle(db: Database, keyword: str, docs: set[int] | None = None) -> list[tu
 
 def _leg(db: Database, keyword: str, flt: Filter) -> list[tuple[int, float]]:
     with db.read() as conn:
-        stats = term_postings.averages(conn, "page_chunks_tri")
-        return exact._keyword(conn, keyword, stats, flt)
+        stats = fts5.averages(conn, "page_chunks_tri")
+        return exact.TrigramExact().keyword(conn, keyword, stats, flt)
 
 
 def _same(got: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
@@ -144,7 +144,7 @@ def test_the_leg_ranks_chunks_with_more_keywords_first(library: tuple[Settings, 
     _, db = library
     flt = Filter.of(SearchOptions())
     with db.read() as conn:
-        both = exact.exact(conn, ["1201", "circumvent"], limit=50, flt=flt)
+        both = exact.TrigramExact().exact(conn, ["1201", "circumvent"], limit=50, flt=flt)
         one = dict(_leg(db, "1201", flt))
         two = dict(_leg(db, "circumvent", flt))
     assert both

@@ -9,8 +9,8 @@ import pytest
 
 from quire.config import Settings
 from quire.embed.base import Embedder
-from quire.retrieval import dense
-from quire.retrieval.quantised_scan import (
+from quire.retrieval.dense import mirror as dense
+from quire.retrieval.dense.quantised_scan import (
     QuantisedBlocks,
     matmul_4bit_model,
     padded,

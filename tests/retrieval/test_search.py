@@ -10,12 +10,14 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.errors import InputError, NotFound
 from quire.retrieval import dense, fusion, lexical
+from quire.retrieval.dense import mirror as dense_mirror
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import heuristic_plan
 from quire.retrieval.rerank import CrossEncoderReranker
 from quire.retrieval.search import Searcher
+from quire.storage.backends import sqlite as sqlite_backend
 from quire.storage.db import Database
 from quire.synthesis.parse import parse_plan
 from tests.retrieval.conftest import doc_id
@@ -373,7 +375,7 @@ def test_mirror_signature_from_vec0s_rowid_table_is_the_tables_own(
 
     def signature() -> tuple[int, int, int]:
         with db.read() as conn:
-            sig = dense.DenseMirror._signature(conn)
+            sig = sqlite_backend.vector_signature(conn)
         assert sig is not None
         return sig.count, sig.max_id, sig.sum_id
 
@@ -392,7 +394,7 @@ def test_mirror_signature_from_vec0s_rowid_table_is_the_tables_own(
     try:
         assert signature() == scanned()
         # A sqlite-vec without that shadow table: the vec0 table is scanned instead.
-        monkeypatch.setattr(dense, "_ROWIDS_TABLE", "no_such_table")
+        monkeypatch.setattr(sqlite_backend, "_ROWIDS_TABLE", "no_such_table")
         assert signature() == scanned()
     finally:
         with db.write() as conn:
@@ -414,7 +416,7 @@ def test_a_dense_mirror_that_cannot_spill_falls_back_to_sqlite_vec(
 
     q = embedder.embed(["rabbit hole"])[0]
     with monkeypatch.context() as patch:
-        patch.setattr(dense._RowFile, "write", full)
+        patch.setattr(dense_mirror._RowFile, "write", full)
         with searcher.db.read() as conn:
             got = searcher._knn(conn, q, flt=Filter())
             want = dense.knn_sqlite(conn, q, k=searcher.settings.dense_k, flt=Filter())
@@ -422,5 +424,6 @@ def test_a_dense_mirror_that_cannot_spill_falls_back_to_sqlite_vec(
     # Space again: the next search loads the mirror and answers from it.
     with searcher.db.read() as conn:
         again = searcher._knn(conn, q, flt=Filter())
-    assert searcher.mirror is not None and len(searcher.mirror.ids) > 0
+    assert isinstance(searcher.legs.dense, dense.MirrorDense)
+    assert len(searcher.legs.dense.mirror.ids) > 0
     assert [c for c, _ in again] == [c for c, _ in want]

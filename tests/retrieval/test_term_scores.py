@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 
 from quire.config import Settings
-from quire.retrieval import lexical
 from quire.retrieval.filters import Filter
-from quire.retrieval.term_scores import TermScores
+from quire.retrieval.lexical.fts5 import Fts5Lexical
+from quire.retrieval.lexical.term_scores import TermScores
 from quire.storage import chunks, term_postings
+from quire.storage.backends import fts5
+from quire.storage.backends.base import Averages
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
-from quire.storage.segment import STOPWORDS
+from quire.text.stopwords import STOPWORDS
 
 # Frequent words (one in > half the chunks, where FTS5 floors the IDF), a middle band, rare words.
 FREQUENT = ["alpha", "beta", "gamma"]
@@ -90,14 +92,14 @@ def corpus(tmp_path: Path) -> Iterator[Database]:
 
 def fts5_ranking(db: Database, query: str, flt: Filter, limit: int) -> list[tuple[int, float]]:
     with db.read() as conn:
-        return lexical.bm25(conn, query, limit=limit, flt=flt)
+        return Fts5Lexical().bm25(conn, query, limit=limit, flt=flt)
 
 
 def cached_ranking(
     db: Database, cache: TermScores, query: str, flt: Filter, limit: int
 ) -> list[tuple[int, float]]:
     with db.read() as conn:
-        return lexical.bm25(conn, query, limit=limit, flt=flt, cache=cache)
+        return Fts5Lexical(cache).bm25(conn, query, limit=limit, flt=flt)
 
 
 def assert_same_ranking(
@@ -134,10 +136,12 @@ def test_ranking_equals_fts5_bm25(corpus: Database) -> None:
         # With the cache warm, and with another heading weight (its own entries).
         check_all(corpus, cache)
         with corpus.read() as conn:
-            want = lexical.bm25(conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0)
+            want = Fts5Lexical().bm25(
+                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0
+            )
         with corpus.read() as conn:
-            got = lexical.bm25(
-                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0, cache=cache
+            got = Fts5Lexical(cache).bm25(
+                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0
             )
         assert_same_ranking(got, want)
         assert cached_ranking(corpus, cache, "nothingmatchesthis", Filter(), 10) == []
@@ -223,7 +227,9 @@ def test_searcher_uses_the_cache_and_can_do_without(corpus: Database, tmp_path: 
     on = Searcher(corpus, Settings(data_dir=tmp_path / "data"), None)
     off = Searcher(corpus, Settings(data_dir=tmp_path / "data", bm25_cache_mb=0), None)
     try:
-        assert on.term_scores is not None and off.term_scores is None
+        on_leg, off_leg = on.legs.lexical, off.legs.lexical
+        assert isinstance(on_leg, Fts5Lexical) and isinstance(off_leg, Fts5Lexical)
+        assert on_leg.cache is not None and off_leg.cache is None
         opts = SearchOptions(legs=("bm25",), rerank=False, limit=30)
         a = on.search("alpha rare3 mid4", opts)
         b = off.search("alpha rare3 mid4", opts)
@@ -232,7 +238,7 @@ def test_searcher_uses_the_cache_and_can_do_without(corpus: Database, tmp_path: 
             [(h.chunk_id, h.scores["bm25"]) for h in b.hits],
             tol=1e-5,  # hits carry rounded scores
         )
-        assert on.term_scores.stats()["terms"] == 3
+        assert on_leg.cache.stats()["terms"] == 3
     finally:
         on.close()
         off.close()
@@ -276,9 +282,11 @@ def test_stored_postings_rank_as_fts5_bm25(stored: Database) -> None:
             cache.clear(keep_rows=True)  # every term from the table again, not the cache
         assert cache.stats()["from_table"] >= 4 * 8
         with stored.read() as conn:
-            want = lexical.bm25(conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0)
-            got = lexical.bm25(
-                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0, cache=cache
+            want = Fts5Lexical().bm25(
+                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0
+            )
+            got = Fts5Lexical(cache).bm25(
+                conn, "section alpha", limit=20, flt=Filter(), heading_weight=2.0
             )
         assert_same_ranking(got, want)
         check_all(stored, cache, Filter(document_ids=(2, 5)))
@@ -363,7 +371,7 @@ def test_due_and_an_interrupted_refresh(corpus: Database) -> None:
 
 def test_tokenizer_makes_fts5s_stems(corpus: Database) -> None:
     with corpus.read() as conn:
-        tokenizer = term_postings.Tokenizer.of_index(conn)
+        tokenizer = fts5.index_tokenizer(conn)
     try:
         assert tokenizer.stems("Running systems' Café") == ["run", "system", "cafe"]
         assert tokenizer.stems("snake_case") == ["snake", "case"]  # a two-token phrase
@@ -426,10 +434,10 @@ def test_one_worker_reads_them_at_a_time(corpus: Database) -> None:
 
 
 def test_positions_of_chunk_ids_dense_and_sparse() -> None:
-    from quire.retrieval.term_scores import _Index
+    from quire.retrieval.lexical.term_scores import _Index
 
     for ids in (np.array([2, 3, 5, 8, 9]), np.array([2, 3, 5, 8, 90_000])):  # table, search
-        index = _Index(None, ids, np.zeros(len(ids), np.int64), term_postings.Averages(5, 50))
+        index = _Index(None, ids, np.zeros(len(ids), np.int64), Averages(5, 50))
         asked = np.array([3, 4, 9, 8, 1, 100_000, 2])
         pos, known = index.positions(asked)
         assert known.tolist() == [True, False, ids[-1] == 9, True, False, False, True]
@@ -471,8 +479,8 @@ def test_status_says_whether_they_are_read(corpus: Database) -> None:
 def test_postings_round_trip_in_their_narrowest_widths(
     ids: list[int], tf_text: list[int], tf_heading: list[int], length: list[int]
 ) -> None:
-    body = term_postings._encode(np.array(ids, dtype=np.int64), tf_text, tf_heading, length)
-    entry = term_postings._decode(9, body)
+    body = term_postings.encode(np.array(ids, dtype=np.int64), tf_text, tf_heading, length)
+    entry = term_postings.decode(9, body)
     assert entry.upto == 9
     assert entry.ids.tolist() == ids
     assert entry.tf_text.tolist() == tf_text and entry.tf_heading.tolist() == tf_heading
@@ -481,4 +489,4 @@ def test_postings_round_trip_in_their_narrowest_widths(
         # Gaps 3, 4, 1, 999,992 need 4 bytes; counts 1, the heading nothing, lengths 2.
         assert len(body) == term_postings._HEADER.size + 4 * (4 + 1 + 0 + 2)
     with pytest.raises(ValueError, match="format"):
-        term_postings._decode(9, b"\x07" + body[1:])
+        term_postings.decode(9, b"\x07" + body[1:])

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quire.ingest.epub import extract_epub
+from quire.formats.epub import extract_epub
+from quire.storage.backends.sqlite import SqliteDatabase
 from quire.storage.db import Database
 from quire.storage.migrate import downgrade, upgrade
 from tests.conftest import DOCS
@@ -39,7 +40,7 @@ def _document(db: Database, name: str, pages: list[str]) -> int:
 
 
 def test_existing_documents_get_their_language_from_their_pages(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db, "0003")
     ids = {
         name: _document(db, name, [p.text for p in extract_epub(DOCS / "epub" / name).pages])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import IntegrityError
 
+from quire.storage.backends.sqlite import SqliteDatabase
 from quire.storage.db import Database
 from quire.storage.migrate import downgrade, upgrade
 
@@ -27,7 +28,7 @@ def _schema(db: Database) -> dict[str, str]:
 
 
 def test_upgrade_keeps_the_data_and_admits_the_new_kinds(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db, "0005")
     with db.write() as conn:
         conn.exec_driver_sql(INSERT_DOC, ("text", "s1"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from quire.storage.db import Database
+from quire.storage.backends.sqlite import SqliteDatabase
 from quire.storage.migrate import downgrade, upgrade
 
 INSERT_DOC = (
@@ -18,7 +18,7 @@ INSERT_DOC = (
 
 
 def test_searchable_is_admitted_and_reverts_to_processing(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db, "0007")
     with db.write() as conn:
         conn.exec_driver_sql(INSERT_DOC, ("s1", "ready"))

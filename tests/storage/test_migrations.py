@@ -12,6 +12,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
+from quire.storage.backends.sqlite import SqliteDatabase
 from quire.storage.db import Database
 from quire.storage.migrate import _config, downgrade, upgrade
 from quire.storage.schema import metadata
@@ -27,7 +28,7 @@ def _names(db: Database, schema: str = "main") -> dict[str, str]:
 
 
 def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db)
     main = _names(db)
     for table in (
@@ -63,7 +64,7 @@ def test_blank_db_gets_the_whole_schema(tmp_path: Path) -> None:
 
 
 def test_migrated_schema_matches_the_table_definitions(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db)
     with db.engine.connect() as conn:
         ctx = MigrationContext.configure(conn)
@@ -79,7 +80,7 @@ def test_migrated_schema_matches_the_table_definitions(tmp_path: Path) -> None:
 
 
 def test_upgrade_is_idempotent_and_downgrade_reverses(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db)
     upgrade(db)
     downgrade(db, "base")
@@ -200,7 +201,7 @@ def test_processes_opening_a_fresh_library_together_migrate_it_once(tmp_path: Pa
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
-    db = Database(tmp_path / "data" / "quire.db", tmp_path / "data" / "quire_vecs.db")
+    db = SqliteDatabase(tmp_path / "data" / "quire.db", tmp_path / "data" / "quire_vecs.db")
     with db.read() as conn:
         version = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
     assert version == ScriptDirectory.from_config(_config(db)).get_current_head()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from quire.formats.epub import extract_epub
 from quire.ingest.chunking import chunk_pages
-from quire.ingest.epub import extract_epub
 from quire.storage import chunks
-from quire.storage.db import Database
+from quire.storage.backends.sqlite import SqliteDatabase
 from quire.storage.migrate import downgrade, upgrade
 from quire.storage.page_text import split, stitch
 from quire.storage.records import Chunk, Page
@@ -58,7 +58,7 @@ def test_every_page_of_a_real_book_comes_back_character_for_character() -> None:
 
 
 def test_the_migration_splits_old_pages_and_the_downgrade_stitches_them(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db, "0010")
     body = "First part of the page.\n\nSecond part, after a break.\n\nThe tail."
     with db.write() as conn:
@@ -109,7 +109,7 @@ def test_the_migration_splits_old_pages_and_the_downgrade_stitches_them(tmp_path
 
 
 def test_replace_keeps_a_moved_chunk_and_its_new_start(tmp_path: Path) -> None:
-    db = Database(tmp_path / "q.db", tmp_path / "qv.db")
+    db = SqliteDatabase(tmp_path / "q.db", tmp_path / "qv.db")
     upgrade(db)
     with db.write() as conn:
         conn.exec_driver_sql(

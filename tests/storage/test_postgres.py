@@ -18,13 +18,17 @@ from sqlalchemy import text
 
 from quire.config import Settings
 from quire.ingest.intake import add_file
-from quire.retrieval import exact, lexical
 from quire.retrieval.filters import Filter
-from quire.storage import chunks, pg_bulk, pg_lexical, vectors
+from quire.retrieval.lexical import postgres as pg_lexical
+from quire.retrieval.lexical.entries import EntryCache
+from quire.retrieval.lexical.postgres import PostgresLexical
+from quire.storage import chunks, vectors
+from quire.storage.backends import pg_bulk, pg_postings
 from quire.storage.db import Database
 from quire.storage.migrate import downgrade, open_database, upgrade
 from quire.storage.records import Chunk, Page
 from quire.storage.schema import metadata, utcnow
+from tests import legs
 from tests.pg import PgServer
 
 # Text with stems, a heading match, repeats, a CJK run (bigrams: phrases of several tokens),
@@ -102,7 +106,7 @@ def both(tmp_path: Path, pg_server: PgServer) -> Iterator[tuple[Database, Databa
 
 def _bm25(db: Database, query: str) -> list[tuple[int, float]]:
     with db.read() as conn:
-        return lexical.bm25(conn, query, limit=10, flt=Filter())
+        return legs.lexical(conn).bm25(conn, query, limit=10, flt=Filter())
 
 
 def test_bm25_on_postgresql_gives_fts5s_ranking_and_scores(
@@ -133,12 +137,12 @@ def test_bm25_checks_the_best_scored_first_and_all_when_too_few_pass(
     query = QUERIES[0]
     for flt, limit in ((Filter(), 2), (Filter(document_ids=(last,)), 1), (Filter(), 40)):
         with sqlite.read() as a, postgres.read() as b:
-            want = lexical.bm25(a, query, limit=limit, flt=flt)
-            got = lexical.bm25(b, query, limit=limit, flt=flt)
+            want = legs.lexical(a).bm25(a, query, limit=limit, flt=flt)
+            got = legs.lexical(b).bm25(b, query, limit=limit, flt=flt)
         assert got and [c for c, _ in got] == [c for c, _ in want], (flt, limit)
         assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
     with postgres.read() as conn:
-        (only,) = lexical.bm25(conn, query, limit=1, flt=Filter(document_ids=(last,)))
+        (only,) = legs.lexical(conn).bm25(conn, query, limit=1, flt=Filter(document_ids=(last,)))
         owner = conn.execute(
             text("SELECT document_id FROM page_chunks WHERE id = :c"), {"c": only[0]}
         ).scalar_one()
@@ -173,7 +177,7 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     added since, chunks deleted since are dropped, a chunk indexed again in place makes the
     entries untrusted; the ranking and scores stay FTS5's throughout."""
     from quire.storage import term_postings
-    from quire.storage.segment import STOPWORDS
+    from quire.text.stopwords import STOPWORDS
 
     rng = np.random.default_rng(3)
     filler = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
@@ -189,7 +193,7 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
         texts.append(" ".join(words))
     docs: dict[str, list[int]] = {}
     for db in both:
-        docs[db.dialect] = [
+        docs[db.name] = [
             _fill_many(db, [("Body", t) for t in texts[k : k + 50]], f"m{k}")
             for k in range(0, 300, 50)
         ]
@@ -202,14 +206,14 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     assert stored == {"harbour", "alpha"}  # frequent ones only; stopwords never
 
     reads: list[dict[str, int]] = []
-    real = term_postings.read_postings
+    real = pg_postings.read_postings
 
     def spy(conn: object, terms: list[str], after: list[int], *a: object) -> object:
         reads.append(dict(zip(terms, after, strict=True)))
         return real(conn, terms, after, *a)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(term_postings, "read_postings", spy)
-    cache = term_postings.EntryCache(max_mb=1)
+    monkeypatch.setattr(pg_postings, "read_postings", spy)
+    cache = EntryCache(max_mb=1)
 
     def same(query: str, flt: Filter, limit: int) -> None:
         want_flt = flt
@@ -218,11 +222,11 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
                 document_ids=(docs["sqlite"][docs["postgresql"].index(flt.document_ids[0])],)
             )
         with sqlite.read() as a, postgres.read() as b:
-            want = lexical.bm25(a, query, limit=limit, flt=want_flt)
+            want = legs.lexical(a).bm25(a, query, limit=limit, flt=want_flt)
             # Twice with the serving process's cache (the second time from it), then without.
-            kept = [lexical.bm25(b, query, limit=limit, flt=flt, entries=cache) for _ in "12"]
+            kept = [PostgresLexical(cache).bm25(b, query, limit=limit, flt=flt) for _ in "12"]
             reads.clear()
-            got = lexical.bm25(b, query, limit=limit, flt=flt)
+            got = legs.lexical(b).bm25(b, query, limit=limit, flt=flt)
         assert len(got) == min(limit, len(want)) and got, query
         assert [c for c, _ in got] == [c for c, _ in want], query
         assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9), query
@@ -244,10 +248,10 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     from quire.storage import documents
 
     for db in both:
-        docs[db.dialect].append(
+        docs[db.name].append(
             _fill_many(db, [("Body", "harbour quokka harbour " + t) for t in texts[:20]], "new")
         )
-        documents.delete_document(db, docs[db.dialect].pop(0))
+        documents.delete_document(db, docs[db.name].pop(0))
     for query, flt, limit in cases[:3]:
         same(query, flt, limit)
         assert reads[0]["harbour"] == read_at["upto"], query
@@ -255,7 +259,7 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
     # A chunk indexed again in place (a new heading): the entries are no longer trusted.
     for db in both:
         with db.write() as conn:
-            doc = docs[db.dialect][0]
+            doc = docs[db.name][0]
             found = [_chunk(1, "Harbour notes", texts[50])] + [
                 _chunk(i + 1, "Body", t) for i, t in enumerate(texts[51:100], start=1)
             ]
@@ -279,7 +283,7 @@ def test_frequent_terms_are_read_from_their_stored_entries_and_still_rank_as_fts
                     _chunk(i + 1, "Body", t) for i, t in enumerate(texts[51:100], start=1)
                 ]
                 pages = [_page(c.page, c.heading_path, c.text) for c in found]
-                chunks.replace(conn, docs[db.dialect][0], pages, found)
+                chunks.replace(conn, docs[db.name][0], pages, found)
     term_postings.refresh(postgres, 40, skip_words=STOPWORDS)
     with postgres.read() as conn:
         again = term_postings.state(conn)
@@ -338,9 +342,9 @@ def test_exact_leg_on_postgresql_gives_the_same_hits_and_scores(
     sqlite, postgres = both
     for keywords in (["ERR-4042"], ["MIL-G-7711", "7711-B"], ["café"], ["nowhere-123"]):
         with sqlite.read() as conn:
-            want = exact.exact(conn, keywords, limit=10, flt=Filter())
+            want = legs.exact(conn).exact(conn, keywords, limit=10, flt=Filter())
         with postgres.read() as conn:
-            got = exact.exact(conn, keywords, limit=10, flt=Filter())
+            got = legs.exact(conn).exact(conn, keywords, limit=10, flt=Filter())
         assert [c for c, _ in got] == [c for c, _ in want], keywords
         assert bool(got) == (keywords != ["nowhere-123"])
         assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9)
@@ -488,7 +492,7 @@ def test_a_bulk_load_builds_its_indexes_at_the_end_and_an_interrupted_one_is_rep
             raise RuntimeError("the load died")
         assert pg_bulk.missing(db) == [] and built[-1] == "indexes"
         with db.read() as conn:
-            assert [c for c, _ in lexical.bm25(conn, "foxes", limit=3, flt=Filter())]
+            assert [c for c, _ in legs.lexical(conn).bm25(conn, "foxes", limit=3, flt=Filter())]
         # A process killed inside the load leaves them dropped: the next open builds them.
         with db.write() as conn:
             for ix in pg_bulk.INDEXES:

@@ -10,11 +10,13 @@ import numpy as np
 from sqlalchemy import text
 
 from quire.config import Settings
-from quire.retrieval import dense, lexical
+from quire.retrieval import dense
 from quire.retrieval.filters import Filter
-from quire.storage import conversations, people, pg_bulk
-from quire.storage.db import PostgresDatabase
+from quire.storage import conversations, people
+from quire.storage.backends import pg_bulk
+from quire.storage.backends.postgres import PostgresDatabase
 from quire.storage.migrate import open_database
+from tests import legs
 from tests.e2e.helpers import quire
 from tests.pg import PgServer
 from tests.retrieval.conftest import LIBRARY, ingest_library
@@ -48,8 +50,8 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
             assert [r[0] for r in got] == [r[0] for r in want], table
         for query in ("copyright circumvention", "White Rabbit pocket watch", "sister on the bank"):
             with sqlite.read() as a, postgres.read() as b:
-                want = lexical.bm25(a, query, limit=10, flt=Filter())
-                got = lexical.bm25(b, query, limit=10, flt=Filter())
+                want = legs.lexical(a).bm25(a, query, limit=10, flt=Filter())
+                got = legs.lexical(b).bm25(b, query, limit=10, flt=Filter())
             assert [c for c, _ in got] == [c for c, _ in want] and got, query
             assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
         with sqlite.read() as a:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quire.retrieval.search import Hit
+from quire.retrieval.hits import Hit
 from quire.retrieval.sentences import split_sentences
 from quire.synthesis import extractive
 

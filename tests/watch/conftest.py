@@ -15,10 +15,10 @@ from sqlalchemy import text
 
 from quire.config import Settings
 from quire.errors import InputError
-from quire.ingest.detect import detect_kind
-from quire.ingest.folder import ignore_spec, is_ignored
-from quire.ingest.watch import FolderWatcher
+from quire.formats.detect import detect_kind
 from quire.ingest.worker import Worker
+from quire.sources.folder import ignore_spec, is_ignored
+from quire.sources.watch import FolderWatcher
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
 

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import text
 
 from quire.config import Settings
-from quire.ingest.folder import REMOVED, FolderMissing, FolderSync
 from quire.ingest.worker import Worker
 from quire.retrieval.filters import Filter
+from quire.sources.folder import REMOVED, FolderMissing, FolderSync
 from quire.storage import chunks, documents, source_runs
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
@@ -210,7 +210,7 @@ def test_a_vanished_folder_keeps_its_documents_and_is_resumed(
     worker: Worker,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="quire.ingest.watch")
+    caplog.set_level(logging.WARNING, logger="quire.sources.watch")
     (vault / "one.md").write_text("# One\n\nThe first note.")
     aside = tmp_path / "aside"
     with watching(db, settings, vault) as watcher:

@@ -8,9 +8,9 @@ from fastapi import Depends, Request
 
 from quire.config import Settings
 from quire.errors import Forbidden
-from quire.perplexity.runner import SyncRunner
 from quire.retrieval.search import Searcher
 from quire.runtime import Runtime
+from quire.sources.perplexity.runner import SyncRunner
 from quire.storage import access
 from quire.storage.db import Database
 from quire.synthesis.engine import ChatEngine

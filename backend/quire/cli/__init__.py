@@ -3,7 +3,7 @@
 library.py   ingest, docs, rm, worker        search.py    search
 chat.py      ask, repl                       evaluate.py  eval
 serve.py     serve                           doctor.py    doctor
-backup.py    backup, restore, compact        perplexity.py  perplexity login|sync|…
+backup.py    backup, restore, compact        sources/perplexity.py  perplexity login|sync|…
 models.py    models status|pull          mcp.py       mcp
 watch.py     watch                           imports.py   import chatgpt|claude
 postgres.py  migrate-to-postgres              users.py     users add|list|token|tokens|revoke

@@ -18,12 +18,11 @@ from rich.table import Table
 from quire.cli.common import console
 from quire.cli.common import settings as load_settings
 from quire.embed import embedder_name, make_embedder
-from quire.embed.languages import coverage
-from quire.ingest.language import library_languages
+from quire.embed.languages import coverage, library_languages
 from quire.llm.router import make_router
 from quire.models.hub import SOURCE_TEXT, inspect, model_spec
 from quire.models.pull import check as check_model
-from quire.storage import term_postings, vectors
+from quire.storage import documents, term_postings, vectors
 from quire.storage.migrate import open_database
 
 
@@ -61,17 +60,8 @@ def doctor() -> None:
 
     def database() -> str:
         db = open_database(settings)
+        what = db.describe()
         with db.read() as conn:
-            if db.dialect == "postgresql":
-                v = conn.exec_driver_sql(
-                    "SELECT current_setting('server_version'), (SELECT string_agg(extname || ' ' "
-                    "|| extversion, ', ' ORDER BY extname) FROM pg_extension "
-                    "WHERE extname IN ('vector', 'pg_trgm'))"
-                ).one()
-                what = f"PostgreSQL {v[0]} ({v[1]})"
-            else:
-                v = conn.exec_driver_sql("SELECT sqlite_version(), vec_version()").one()
-                what = f"SQLite {v[0]}, sqlite-vec {v[1]}"
             meta = vectors.read_meta(conn)
         db.dispose()
         return f"{what}, vectors: {meta}"
@@ -121,13 +111,12 @@ def doctor() -> None:
         covered = coverage(embedder_name(settings), settings.embed_languages)
         db = open_database(settings)
         with db.read() as conn:
-            report = library_languages(conn, covered)
+            held = documents.language_counts(conn)
         db.dispose()
+        report = library_languages(held.languages, held.undetected, covered)
         return languages_detail(report)
 
     def frequent_terms() -> str:
-        if settings.backend == "postgresql":
-            return "PostgreSQL: BM25 rows kept as chunks are written (nothing to read later)"
         db = open_database(settings)
         with db.read() as conn:
             ok, detail = term_postings.status(conn, settings.bm25_frequent_df)

@@ -18,9 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from quire.cli.common import console, err_console, error, fail, run_jobs, settings
 from quire.embed import make_embedder
 from quire.errors import QuireError
-from quire.ingest.chat_export import NAMES, Source
-from quire.ingest.chat_import import ImportSummary, import_export
-from quire.ingest.zotero import ZoteroSummary, import_zotero
+from quire.formats.chat_export import NAMES, Source
+from quire.sources.chat_import import ImportSummary, import_export
+from quire.sources.zotero.importer import ZoteroSummary, import_zotero
 from quire.storage.migrate import open_database
 
 

@@ -17,12 +17,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from quire.cli.common import console, err_console, error, fail, run_jobs, settings
 from quire.errors import QuireError
-from quire.perplexity import browser
-from quire.perplexity.checkpoint import auth_path, exports_dir
-from quire.perplexity.errors import LoginRequired
-from quire.perplexity.importer import import_folder
-from quire.perplexity.status import status_report
-from quire.perplexity.sync import SyncCounts, run_sync
+from quire.sources.perplexity import browser
+from quire.sources.perplexity.checkpoint import auth_path, exports_dir
+from quire.sources.perplexity.errors import LoginRequired
+from quire.sources.perplexity.importer import import_folder
+from quire.sources.perplexity.status import status_report
+from quire.sources.perplexity.sync import SyncCounts, run_sync
 from quire.storage.migrate import open_database
 
 EXIT_LOGIN = 3

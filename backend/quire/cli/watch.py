@@ -1,4 +1,4 @@
-"""``quire watch``: keep folders in step with the library (see ingest/watch.py)."""
+"""``quire watch``: keep folders in step with the library (see sources/watch.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from types import FrameType
 import click
 
 from quire.cli.common import console, error, settings
-from quire.ingest.folder import FolderMissing, FolderSync
-from quire.ingest.watch import watch_folders
+from quire.sources.folder import FolderMissing, FolderSync
+from quire.sources.watch import watch_folders
 from quire.storage.migrate import open_database
 
 

@@ -12,7 +12,11 @@ distances: the dense leg is noise for that language. Known models by name:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from quire.text.language import language_name
 
 #: Model names (after the ``local:``/``ollama:`` prefix and any ``namespace/``), checked in
 #: order, each with the languages it covers (None: multilingual). The first match decides.
@@ -76,3 +80,61 @@ def coverage(name: str, setting: str | None = None) -> Coverage:
         if pattern.fullmatch(model):
             return Coverage(name, langs, True)
     return Coverage(name, None, False)
+
+
+def library_languages(
+    held: Sequence[tuple[str, int, int]], undetected: int, embedder: Coverage
+) -> dict[str, Any]:
+    """The languages the library holds (``held``: tag, documents, chunks), each with its counts
+    and whether ``embedder`` covers it; documents without a detected language; a hint when
+    some language is not covered."""
+    missing = [tag for tag, _, _ in held if embedder.covers(tag) is False]
+    unknown = [tag for tag, _, _ in held if embedder.covers(tag) is None]
+    rows = [
+        {
+            "language": tag,
+            "name": language_name(tag),
+            "documents": docs,
+            "chunks": chunk_count,
+            "covered": embedder.covers(tag),
+        }
+        for tag, docs, chunk_count in held
+    ]
+    return {
+        "embedder": {
+            "name": embedder.name,
+            "languages": sorted(embedder.languages) if embedder.languages is not None else None,
+            "multilingual": embedder.multilingual,
+            "known": embedder.known,
+        },
+        "languages": rows,
+        "undetected": undetected,
+        "hint": coverage_hint(embedder, missing)
+        or (unknown_hint(embedder) if set(unknown) - {"en"} else None),
+    }
+
+
+#: What to do when the embedder misses a language the library holds.
+REEMBED = (
+    "then restart Quire (`make run`, or `quire serve` and `quire worker`): the worker "
+    "re-embeds every chunk, and search uses BM25 alone until it is done"
+)
+
+
+def coverage_hint(embedder: Coverage, missing: Sequence[str]) -> str | None:
+    """How to cover ``missing`` languages with a multilingual embedder; None when none miss."""
+    if not missing:
+        return None
+    names = ", ".join(language_name(t) for t in missing)
+    return (
+        f"{embedder.name} does not cover {names}: set QUIRE_EMBEDDER=ollama "
+        "QUIRE_OLLAMA_EMBED_MODEL=bge-m3 (after `ollama pull bge-m3`), or put a multilingual "
+        f"ONNX model in QUIRE_EMBED_MODEL_DIR; {REEMBED}"
+    )
+
+
+def unknown_hint(embedder: Coverage) -> str:
+    return (
+        f"which languages {embedder.name} covers is not known: set QUIRE_EMBED_LANGUAGES "
+        "(multilingual, or a list such as en,ja)"
+    )

@@ -44,8 +44,8 @@ from quire.config import Settings
 from quire.errors import InputError, QuireError
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
+from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions, SearchOptions
-from quire.retrieval.search import Hit
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
 from quire.storage.migrate import open_database, scratch_library

@@ -29,12 +29,12 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.intake import safe_filename
-from quire.ingest.language import detect as detect_language
 from quire.storage import access, chunks, vectors
 from quire.storage.db import Database, id_list, in_ids
 from quire.storage.documents import part_path, stored_path
 from quire.storage.records import Kind, Page, PageSource
 from quire.storage.schema import documents, utcnow
+from quire.text.language import detect as detect_language
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
 from quire.errors import Conflict, EmptyFile, FileTooLarge
+from quire.formats.detect import detect_kind
 from quire.hashing import sha256_file
-from quire.ingest.detect import detect_kind
 from quire.storage import documents, jobs
 from quire.storage.db import Database
 from quire.storage.records import Kind

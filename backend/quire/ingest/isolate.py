@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from quire import errors
 from quire.config import Settings
-from quire.ingest.types import Extracted
+from quire.formats.types import Extracted
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def _child(path: str, settings: dict[str, Any], out: Any, partial: bool = False)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):
         pass
-    from quire.ingest.extract import extract_file
+    from quire.formats.extract import extract_file
 
     def progress(stage: str, fraction: float) -> None:
         out.put(("progress", stage, fraction))
@@ -79,7 +79,7 @@ def extract_isolated(
     # spawned child imports pdfminer, ebooklib and lxml again (~0.5 s a document). Not plain
     # fork: the worker has threads (heartbeat, ONNX Runtime).
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["quire.ingest.extract"])
+    ctx.set_forkserver_preload(["quire.formats.extract"])
     out = ctx.Queue()
     # Secrets would arrive masked ("**********") and fail validation; the reader needs none.
     secrets = {name for name, value in settings if isinstance(value, SecretStr)}

@@ -17,14 +17,14 @@ from sqlalchemy import select
 from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.errors import NotFound, ResourceLimit
+from quire.formats.types import Extracted
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.isolate import extract_isolated
-from quire.ingest.language import detect as detect_language
-from quire.ingest.types import Extracted
 from quire.storage import chunks, jobs, vectors
 from quire.storage.db import Database
 from quire.storage.documents import mark_embedded, original, record_extraction, set_status
 from quire.storage.schema import documents
+from quire.text.language import detect as detect_language
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from quire.storage import documents, jobs, term_postings, vectors
 from quire.storage.db import Database, unreachable
 from quire.storage.migrate import open_database
 from quire.storage.schema import utcnow
-from quire.storage.segment import STOPWORDS
+from quire.text.stopwords import STOPWORDS
 
 log = logging.getLogger(__name__)
 

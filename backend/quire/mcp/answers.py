@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from quire.errors import ErrorBody
-from quire.mcp import library, models
+from quire.mcp import library, schemas
 from quire.mcp.citations import Links
 from quire.runtime import Runtime
 from quire.synthesis.answer import ChatRequest
@@ -58,7 +58,7 @@ class _Progress:
         await self.report(round(self.last, 3), message)
 
 
-async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -> models.Answer:
+async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -> schemas.Answer:
     """Answer ``request``; InputError / NotFound before anything runs, AnswerFailed when the
     answer fails on the way. Cancelling the caller closes the engine's stream (and its LLM
     request) at once."""
@@ -114,7 +114,7 @@ async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -
     stored = await asyncio.to_thread(
         library.stored_paths, rt, {s.document_id for s in sources}, links
     )
-    return models.Answer(
+    return schemas.Answer(
         question=prepared.question,
         answer=done.answer,
         mode=done.mode,
@@ -138,8 +138,8 @@ def _why_extractive(start: StartEvent | None, done: DoneEvent) -> str | None:
     return "no passage matched the question, so no language model was asked"
 
 
-def _source(s: Source, links: Links, stored_path: str | None) -> models.Source:
-    return models.Source(
+def _source(s: Source, links: Links, stored_path: str | None) -> schemas.Source:
+    return schemas.Source(
         **library.place_of(s, links, stored_path, s.origin_url),
         n=s.n,
         quote=s.quote,

@@ -27,7 +27,7 @@ from quire.errors import (
     ServiceUnavailable,
 )
 from quire.ingest.intake import Intake, add_file
-from quire.mcp import models
+from quire.mcp import schemas
 from quire.mcp.citations import document_uri
 from quire.storage import jobs
 from quire.storage.db import Database
@@ -43,7 +43,7 @@ NOTE = (
 )
 
 
-async def ingest(settings: Settings, db: Database, target: str) -> models.IngestResult:
+async def ingest(settings: Settings, db: Database, target: str) -> schemas.IngestResult:
     """Add ``target``: an http(s) URL under an allowed prefix, else a path in an allowed folder."""
     if not settings.mcp_ingest:
         raise Forbidden(
@@ -62,7 +62,7 @@ async def ingest(settings: Settings, db: Database, target: str) -> models.Ingest
     for name, i in intakes:
         job = states.get(i.job_id) if i.job_id is not None else None
         files.append(
-            models.Ingested(
+            schemas.Ingested(
                 path=name,
                 document_id=i.document_id,
                 job_id=i.job_id,
@@ -72,7 +72,7 @@ async def ingest(settings: Settings, db: Database, target: str) -> models.Ingest
                 resource=document_uri(i.document_id),
             )
         )
-    return models.IngestResult(files=files, note=NOTE)
+    return schemas.IngestResult(files=files, note=NOTE)
 
 
 # -- files on this machine ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The MCP tools' reads of the library: search hits, pages and documents, as the models of
-mcp/models.py (synchronous: the server runs them in a thread).
+mcp/schemas.py (synchronous: the server runs them in a thread).
 
     library.search(runtime, "safe harbor", SearchOptions(limit=5), Links())
     library.page(runtime, 1, 2, context=True, links=Links())
@@ -13,25 +13,24 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from quire.errors import NotFound
-from quire.mcp import models
+from quire.mcp import schemas
 from quire.mcp.citations import Links, citation, document_uri, page_uri
+from quire.retrieval.hits import Hit
 from quire.retrieval.options import SearchOptions
-from quire.retrieval.search import Hit
 from quire.runtime import Runtime
 from quire.storage import chunks, documents
 from quire.storage.records import DocumentStatus, Kind
-from quire.storage.schema import documents as documents_table
 from quire.synthesis.events import Source
 
 
-def search(rt: Runtime, query: str, options: SearchOptions, links: Links) -> models.SearchResult:
+def search(rt: Runtime, query: str, options: SearchOptions, links: Links) -> schemas.SearchResult:
     """One search (InputError for an empty query, NotFound for unknown documents)."""
     result = rt.searcher.search(query, options)
     stored = stored_paths(rt, (h.document_id for h in result.hits), links)
-    return models.SearchResult(
+    return schemas.SearchResult(
         query=result.query,
         strategy=result.strategy,
         hits=[_hit(h, links, stored.get(h.document_id)) for h in result.hits],
@@ -51,7 +50,7 @@ def place(
     web_url: str | None = None,
     page_label: str | None = None,
 ) -> dict[str, Any]:
-    """The fields of :class:`models.Place` for one page."""
+    """The fields of :class:`schemas.Place` for one page."""
     return {
         "document_id": document_id,
         "title": title,
@@ -88,8 +87,8 @@ def place_of(
     )
 
 
-def _hit(h: Hit, links: Links, stored_path: str | None) -> models.Hit:
-    return models.Hit(
+def _hit(h: Hit, links: Links, stored_path: str | None) -> schemas.Hit:
+    return schemas.Hit(
         **place_of(h, links, stored_path, web_url(h.kind, h.metadata)),
         passage=h.text,
         web_sources=h.web_sources,
@@ -105,12 +104,7 @@ def stored_paths(rt: Runtime, ids: Iterable[int], links: Links) -> dict[int, str
     if not wanted or links.base_url is not None:
         return {}
     with rt.db.read() as conn:
-        rows = conn.execute(
-            select(documents_table.c.id, documents_table.c.stored_path).where(
-                documents_table.c.id.in_(wanted)
-            )
-        )
-        return {int(r.id): str(r.stored_path) for r in rows}
+        return documents.stored_paths(conn, wanted)
 
 
 @dataclass(frozen=True)
@@ -138,7 +132,9 @@ def _document(conn: Connection, document_id: int) -> _Doc:
     )
 
 
-def page(rt: Runtime, document_id: int, number: int, *, context: bool, links: Links) -> models.Page:
+def page(
+    rt: Runtime, document_id: int, number: int, *, context: bool, links: Links
+) -> schemas.Page:
     """One page's text (with its neighbours when ``context``); NotFound names the range."""
     with rt.db.read() as conn:
         doc = _document(conn, document_id)
@@ -156,12 +152,12 @@ def page(rt: Runtime, document_id: int, number: int, *, context: bool, links: Li
             for n in (number - 1, number + 1)
         ]
     before, after = (
-        models.PageText(page=p["page"], heading_path=p["heading_path"], text=p["text"])
+        schemas.PageText(page=p["page"], heading_path=p["heading_path"], text=p["text"])
         if p is not None
         else None
         for p in around
     )
-    return models.Page(
+    return schemas.Page(
         **place(
             links,
             document_id=document_id,
@@ -194,15 +190,12 @@ def list_documents(
     source: str | None = None,
     text: str | None = None,
     limit: int = 100,
-) -> models.DocumentList:
+) -> schemas.DocumentList:
     """The library, newest first, filtered; ``source`` and ``text`` match case-insensitively
     within the source key, and within title, author and filename."""
     with rt.db.read() as conn:
         rows = documents.list_documents(conn)
-        keys = {
-            int(r.id): r.source_key
-            for r in conn.execute(select(documents_table.c.id, documents_table.c.source_key))
-        }
+        keys = documents.source_keys(conn)
     wanted_source = source.lower() if source else None
     wanted_text = text.lower() if text else None
     matched = []
@@ -218,11 +211,11 @@ def list_documents(
         if wanted_text is not None and wanted_text not in haystack:
             continue
         matched.append(_document_out(r, key))
-    return models.DocumentList(documents=matched[:limit], total=len(matched))
+    return schemas.DocumentList(documents=matched[:limit], total=len(matched))
 
 
-def _document_out(r: dict[str, Any], source: str | None) -> models.Document:
-    return models.Document(
+def _document_out(r: dict[str, Any], source: str | None) -> schemas.Document:
+    return schemas.Document(
         id=r["id"],
         title=r["title"] or r["filename"],
         author=r["author"],
@@ -244,9 +237,7 @@ def document_json(rt: Runtime, document_id: int) -> str:
     """A document's resource: its metadata, latest job and page list, as JSON."""
     with rt.db.read() as conn:
         doc = documents.get_document(conn, document_id)
-        source = conn.execute(
-            select(documents_table.c.source_key).where(documents_table.c.id == document_id)
-        ).scalar_one()
+        source = documents.source_keys(conn, [document_id]).get(document_id)
         pages = [
             {
                 **p,

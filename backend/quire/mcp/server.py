@@ -3,7 +3,7 @@
     async with Runtime.open(settings) as rt:
         await build_server(rt).run_stdio_async()        # `quire mcp`; /mcp: mcp/http.py
 
-Every tool answers with a structured result (its model in mcp/models.py is the output schema)
+Every tool answers with a structured result (its model in mcp/schemas.py is the output schema)
 and the same JSON as text; a failure is an error result whose text says what went wrong and
 whose structured content is the API's ErrorBody. The server keeps serving after any of them.
 """
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from quire import __version__
 from quire.errors import ErrorBody, NotFound, QuireError
-from quire.mcp import answers, intake, library, models
+from quire.mcp import answers, intake, library, schemas
 from quire.mcp.citations import DOCUMENT_URI, PAGE_URI, Links
 from quire.retrieval.options import LanguageTag, RetrievalOptions, SearchOptions, Strategy
 from quire.retrieval.search import MAX_QUERY_CHARS
@@ -105,13 +105,13 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         document_ids: DocumentIds = None,
         limit: Annotated[int, Field(ge=1, le=50, description="How many hits.")] = 10,
         strategy: StrategyArg = None,
-    ) -> Annotated[CallToolResult, models.SearchResult]:
+    ) -> Annotated[CallToolResult, schemas.SearchResult]:
         """Hybrid search (keywords, meaning and exact identifiers) over the user's documents.
         Returns the best passages, each with its page, a citation string to quote, the matched
         spans and a link to the original at that page. Use it to find where something is said;
         read a whole page with get_page."""
 
-        def work() -> models.SearchResult:
+        def work() -> schemas.SearchResult:
             options = SearchOptions(
                 kinds=tuple(kinds or ()),
                 languages=tuple(languages or ()),
@@ -139,7 +139,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 "extractive_reason says why."
             ),
         ] = True,
-    ) -> Annotated[CallToolResult, models.Answer]:
+    ) -> Annotated[CallToolResult, schemas.Answer]:
         """Answer a question from the user's documents: search, then a language model writes
         the answer from the passages it found, citing them as [n] (or, without a model, the
         best sentences are quoted). Returns the answer and its numbered sources with page
@@ -148,7 +148,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         async def report(progress: float, message: str) -> None:
             await ctx.report_progress(progress, 1.0, message)
 
-        async def work() -> models.Answer:
+        async def work() -> schemas.Answer:
             request = ChatRequest(
                 message=question,
                 options=RetrievalOptions(
@@ -178,7 +178,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         context: Annotated[
             bool, Field(description="Also return the page before and the page after.")
         ] = False,
-    ) -> Annotated[CallToolResult, models.Page]:
+    ) -> Annotated[CallToolResult, schemas.Page]:
         """The whole text of one page of a document (a PDF page, an EPUB section, a Perplexity
         turn), with its citation and a link to the original at that page; optionally with the
         pages on either side."""
@@ -214,7 +214,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             ),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
-    ) -> Annotated[CallToolResult, models.DocumentList]:
+    ) -> Annotated[CallToolResult, schemas.DocumentList]:
         """What is in the library: each document's id, title, kind, page count and status
         (newest first), filtered. Ids narrow search and ask to some documents."""
         return await _result(
@@ -251,7 +251,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             ),
         ],
         ctx: Context,
-    ) -> Annotated[CallToolResult, models.IngestResult]:
+    ) -> Annotated[CallToolResult, schemas.IngestResult]:
         """Add a file, a folder's files or a downloaded URL to the library and queue it for
         indexing; returns the documents and their jobs. Off unless the server's owner allows
         it (QUIRE_MCP_INGEST), and only from the folders and URL prefixes they allow."""
@@ -320,7 +320,7 @@ def _failure(tool: str, body: ErrorBody) -> CallToolResult:
     log.info("mcp %s: %s (%s)", tool, body.message, body.code)
     return CallToolResult(
         content=[TextContent(type="text", text=f"Error ({body.code}): {body.message}")],
-        structured_content=models.Failure(error=body).model_dump(mode="json"),
+        structured_content=schemas.Failure(error=body).model_dump(mode="json"),
         is_error=True,
     )
 

@@ -1,5 +1,6 @@
-"""The exact leg: hard keywords (IDs, error codes, identifiers) as substrings, through the
-trigram FTS5 index. It plays the role ripgrep plays in the seed design.
+"""The exact leg: hard keywords (IDs, error codes, identifiers) as substrings, through a
+trigram index: FTS5's ``trigram`` tokenizer on SQLite, pg_trgm on PostgreSQL (chosen once at
+start, retrieval/legs.py). It plays the role ripgrep plays in the seed design.
 
 The trigram index keeps no positions (``detail=none``, migration 0010: a fifth of the size
 with them), so FTS5 can neither match a keyword as a phrase nor rank it. It finds the rows
@@ -7,18 +8,22 @@ holding every trigram of the keyword; their text is then searched for the keywor
 (case-folded, overlapping occurrences counted, as FTS5 counts a phrase's instances) and the
 rows that hold it are scored with FTS5's bm25() formula on those counts, the row lengths FTS5
 keeps (``_docsize``) and its row count: the scores, and the ranking, that bm25() gave over the
-positional index (tests/retrieval/test_exact.py compares them).
+positional index (tests/retrieval/test_exact.py compares them). On PostgreSQL pg_trgm's
+index finds the candidate rows and the same counts and formula rank them.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
+from quire.retrieval import bm25
 from quire.retrieval.filters import Filter
-from quire.storage import pg_lexical, term_postings
-from quire.storage.db import is_postgres
+from quire.storage.backends import fts5, pg_postings
+from quire.storage.backends.base import Averages
 
 MIN_CHARS = 3  # the trigram tokenizer cannot match shorter strings
 MAX_KEYWORDS = 8
@@ -26,89 +31,106 @@ MAX_KEYWORDS = 8
 #: the text check makes any subset exact).
 MAX_TRIGRAMS = 24
 #: Candidate rows read per keyword. A keyword in more rows than this is no identifier (at 1M
-#: chunks, one in 2%); its document frequency is then FTS5's count of the candidates (every
-#: trigram present), and only the first rows found are ranked.
+#: chunks, one in 2%); its document frequency is then the index's count of the candidates
+#: (every trigram present), and only the first rows found are ranked.
 MAX_CANDIDATES = 20_000
-_TABLE = "page_chunks_tri"
-# Every candidate, with whether the filter lets it through: the document frequency is the
-# whole table's, as bm25() counts it.
-_CANDIDATES_SQL = (
-    "SELECT c.id, ({where}) AS ok, c.text, s.sz FROM page_chunks_tri t "
-    "JOIN page_chunks c ON c.id = t.rowid JOIN documents d ON d.id = c.document_id "
-    "JOIN page_chunks_tri_docsize s ON s.id = t.rowid WHERE page_chunks_tri MATCH :q LIMIT :cap"
-)
-_COUNT_SQL = text("SELECT count(*) FROM page_chunks_tri WHERE page_chunks_tri MATCH :q")
-# PostgreSQL: pg_trgm's index on lower(text) finds the rows holding the keyword (a LIKE of its
-# escaped text); a row's length is what FTS5's trigram tokenizer counts, one per character
-# but two (as bm25_totals sums it).
-_PG_CANDIDATES_SQL = (
-    "SELECT c.id, ({where}) AS ok, c.text, greatest(char_length(c.text) - 2, 0) "
-    "FROM page_chunks c "
-    "JOIN documents d ON d.id = c.document_id "
-    "WHERE lower(c.text) LIKE :q ESCAPE '\\' AND c.bm25_len IS NOT NULL LIMIT :cap"
-)
-_PG_COUNT_SQL = text(
-    "SELECT count(*) FROM page_chunks WHERE lower(text) LIKE :q ESCAPE '\\' "
-    "AND bm25_len IS NOT NULL"
-)
+#: (chunk id, passes the filter, text, length in trigrams) of a keyword's candidate rows.
+Candidate = tuple[int, bool, str, int]
 
 
-def exact(
-    conn: Connection, keywords: Sequence[str], *, limit: int, flt: Filter
-) -> list[tuple[int, float]]:
-    """Chunks containing hard keywords, ranked by how many keywords they contain, then BM25."""
-    usable = [k for k in dict.fromkeys(k.strip() for k in keywords) if len(k) >= MIN_CHARS]
-    if not usable:
-        return []
-    stats = (
-        pg_lexical.totals(conn).averages(trigrams=True)
-        if is_postgres(conn)
-        else term_postings.averages(conn, _TABLE)
-    )
-    if not stats.rows:
-        return []
-    hits: dict[int, list[float]] = {}
-    for kw in usable[:MAX_KEYWORDS]:
-        for cid, score in _keyword(conn, kw, stats, flt)[:limit]:
-            hits.setdefault(cid, []).append(score)
-    ranked = sorted(hits.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1])))
-    return [(cid, float(len(s)) + sum(s) / 1000) for cid, s in ranked[:limit]]
+class ExactLeg(ABC):
+    """Chunks containing hard keywords; each trigram index finds its candidates."""
+
+    def exact(
+        self, conn: Connection, keywords: Sequence[str], *, limit: int, flt: Filter
+    ) -> list[tuple[int, float]]:
+        """Chunks containing hard keywords, ranked by how many keywords they contain, then
+        BM25."""
+        usable = [k for k in dict.fromkeys(k.strip() for k in keywords) if len(k) >= MIN_CHARS]
+        if not usable:
+            return []
+        stats = self.averages(conn)
+        if not stats.rows:
+            return []
+        hits: dict[int, list[float]] = {}
+        for kw in usable[:MAX_KEYWORDS]:
+            for cid, score in self.keyword(conn, kw, stats, flt)[:limit]:
+                hits.setdefault(cid, []).append(score)
+        ranked = sorted(hits.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1])))
+        return [(cid, float(len(s)) + sum(s) / 1000) for cid, s in ranked[:limit]]
+
+    def keyword(
+        self, conn: Connection, keyword: str, stats: Averages, flt: Filter
+    ) -> list[tuple[int, float]]:
+        """The chunks ``flt`` lets through holding ``keyword``, with bm25() of it as a phrase,
+        best first."""
+        needle = keyword.lower()
+        where, params = flt.sql(conn, "c", "d")
+        rows = self.candidates(conn, needle, where, params, MAX_CANDIDATES)
+        found = [
+            (cid, ok, tf, length)
+            for cid, ok, body, length in rows
+            if (tf := occurrences(body.lower(), needle))
+        ]
+        # Beyond the cap, the index's count of the candidates (never fewer than hold it).
+        df = self.count(conn, needle) if len(rows) >= MAX_CANDIDATES else len(found)
+        idf = bm25.idf(stats.rows, df)
+        scored = [
+            (cid, float(bm25.bm25(float(tf), float(length), idf, stats.avgdl)))
+            for cid, ok, tf, length in found
+            if ok
+        ]
+        scored.sort(key=lambda h: (-h[1], h[0]))
+        return scored
+
+    @abstractmethod
+    def averages(self, conn: Connection) -> Averages:
+        """The trigram index's rows and total length."""
+
+    @abstractmethod
+    def candidates(
+        self, conn: Connection, needle: str, where: str, params: dict[str, Any], cap: int
+    ) -> list[Candidate]:
+        """Up to ``cap`` rows that may hold ``needle`` (lower-cased)."""
+
+    @abstractmethod
+    def count(self, conn: Connection, needle: str) -> int:
+        """How many rows may hold ``needle``."""
 
 
-def _keyword(
-    conn: Connection, keyword: str, stats: term_postings.Averages, flt: Filter
-) -> list[tuple[int, float]]:
-    """The chunks ``flt`` lets through holding ``keyword``, with bm25() of it as a phrase,
-    best first."""
-    needle = keyword.lower()
-    where, params = flt.sql(conn, "c", "d")
-    postgres = is_postgres(conn)
-    if postgres:
-        query = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        candidates, counted = _PG_CANDIDATES_SQL, _PG_COUNT_SQL
-    else:
-        query = match_expression(needle)
-        candidates, counted = _CANDIDATES_SQL, _COUNT_SQL
-    rows = conn.execute(
-        text(candidates.format(where=where)),
-        {"q": query, "cap": MAX_CANDIDATES, **params},
-    ).all()
-    found = [
-        (int(cid), bool(ok), tf, int(sz) if postgres else sum(term_postings.varints(sz)))
-        for cid, ok, body, sz in rows
-        if (tf := occurrences(body.lower(), needle))
-    ]
-    # Beyond the cap, FTS5's count of the candidates (never fewer than hold the keyword).
-    capped = len(rows) >= MAX_CANDIDATES
-    df = int(conn.execute(counted, {"q": query}).scalar_one()) if capped else len(found)
-    idf = term_postings.idf(stats.rows, df)
-    scored = [
-        (cid, float(term_postings.bm25(float(tf), float(length), idf, stats.avgdl)))
-        for cid, ok, tf, length in found
-        if ok
-    ]
-    scored.sort(key=lambda h: (-h[1], h[0]))
-    return scored
+class TrigramExact(ExactLeg):
+    """FTS5's trigram index (``page_chunks_tri``): the rows holding every trigram."""
+
+    def averages(self, conn: Connection) -> Averages:
+        return fts5.averages(conn, fts5.TRIGRAMS)
+
+    def candidates(
+        self, conn: Connection, needle: str, where: str, params: dict[str, Any], cap: int
+    ) -> list[Candidate]:
+        return fts5.trigram_candidates(conn, match_expression(needle), where, params, cap)
+
+    def count(self, conn: Connection, needle: str) -> int:
+        return fts5.trigram_count(conn, match_expression(needle))
+
+
+class PgTrgmExact(ExactLeg):
+    """pg_trgm's index on ``lower(text)``: the rows whose text is LIKE the keyword."""
+
+    def averages(self, conn: Connection) -> Averages:
+        return pg_postings.totals(conn).averages(trigrams=True)
+
+    def candidates(
+        self, conn: Connection, needle: str, where: str, params: dict[str, Any], cap: int
+    ) -> list[Candidate]:
+        return pg_postings.trigram_candidates(conn, like_pattern(needle), where, params, cap)
+
+    def count(self, conn: Connection, needle: str) -> int:
+        return pg_postings.trigram_count(conn, like_pattern(needle))
+
+
+def like_pattern(needle: str) -> str:
+    """A LIKE pattern of the rows holding ``needle``, its wildcards escaped."""
+    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def match_expression(needle: str) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from quire.retrieval import lexical
-from quire.storage.segment import has_unspaced
+from quire.text.segment import has_unspaced
 
 
 def stem(term: str) -> str:

@@ -14,7 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from quire.retrieval.options import Strategy
-from quire.storage.segment import STOPWORDS, unspaced_runs
+from quire.text.segment import unspaced_runs
+from quire.text.stopwords import STOPWORDS
 
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]")
 _CODEISH = re.compile(

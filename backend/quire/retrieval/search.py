@@ -6,8 +6,8 @@ fusion → windows (the candidates by their best few sentences, fused in) → re
     result = searcher.search("safe harbor", SearchOptions(kinds=("pdf",)))   # validates
     result = searcher.run(query, options, plan=plan)     # already validated (the chat engine)
 
-Each ranking a request produces is keyed by a :class:`LegRun`: the leg, and which query
-variation it ran for (the plan may hold several). HyDE's ranking is a dense run of its own.
+The legs themselves are chosen once, for the library's database (retrieval/legs.py); what a
+search returns is in retrieval/hits.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, text
@@ -27,21 +27,19 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.embed.languages import coverage
 from quire.errors import InputError, NotFound
-from quire.ingest.language import language_name
-from quire.ingest.scripts import text_language
 from quire.retrieval import context as context_mod
-from quire.retrieval import dense, exact, fusion, lexical, windows
+from quire.retrieval import fusion, lexical, windows
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
-from quire.retrieval.options import Leg, SearchOptions, Strategy
+from quire.retrieval.hits import Hit, LegRun, Rankings, SearchResult, merged, per_leg, sources
+from quire.retrieval.legs import open_legs
+from quire.retrieval.options import SearchOptions, Strategy
 from quire.retrieval.planner import Plan, heuristic_plan
 from quire.retrieval.rerank import Reranker, RerankReport, rerank
-from quire.retrieval.term_scores import TermScores
-from quire.storage import chunks, documents, vectors
+from quire.storage import chunks, vectors
 from quire.storage.db import Database
-from quire.storage.records import Kind
-from quire.storage.term_postings import EntryCache
-from quire.storage.web_sources import WebSource
+from quire.text.language import language_name
+from quire.text.scripts import text_language
 
 log = logging.getLogger(__name__)
 
@@ -51,73 +49,6 @@ RERANK_TOP = {"precise": 35, "exhaustive": 60}
 WINDOW_CANDIDATES = 30
 #: Hits given a focus (reading 200 hits' sentences for an evaluation's depth costs ~40 ms).
 FOCUS_HITS = 50
-
-#: Where a ranking came from: a leg, HyDE's hypothetical passage (a dense run), or the window
-#: stage (the fused candidates by their best few sentences).
-RankSource = Leg | Literal["hyde", "window"]
-
-
-@dataclass(frozen=True)
-class LegRun:
-    """One ranking of a request: ``source`` run for query variation ``variation``."""
-
-    source: RankSource
-    variation: int = 0
-
-    def __str__(self) -> str:
-        return f"{self.source}#{self.variation}"
-
-
-Rankings = dict[LegRun, fusion.Ranking]
-
-
-@dataclass
-class Hit:
-    chunk_id: int
-    document_id: int
-    title: str
-    kind: Kind
-    filename: str
-    page: int
-    heading_path: str
-    text: str
-    highlights: list[tuple[int, int]]
-    ranks: dict[str, int]
-    scores: dict[str, float]
-    fused: float
-    rerank: float | None = None
-    #: The [start, end) characters of ``text`` the cross-encoder read, when reranked.
-    rerank_span: tuple[int, int] | None = None
-    #: [start, end) of ``text`` from the first to the last query term of its best window of
-    #: sentences (where to read it; None: no query term in it, or beyond the 50th hit).
-    focus: tuple[int, int] | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    context: dict[str, Any] | None = None
-    #: The printed page label (PDF /PageLabels), e.g. "xii" or "166"; None when the PDF has
-    #: none or it equals the page number.
-    page_label: str | None = None
-    #: The web pages the passage's footnote markers cite (Perplexity; else empty).
-    web_sources: list[WebSource] = field(default_factory=list)
-
-
-@dataclass
-class SearchResult:
-    query: str
-    plan: Plan
-    strategy: Strategy
-    hits: list[Hit]
-    counts: dict[str, int]
-    timings_ms: dict[str, float]
-    cpu_ms: float
-    notices: list[str]
-    rerank: RerankReport | None = None
-    hyde_used: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["plan"] = self.plan.model_dump()
-        out["rerank"] = self.rerank.model_dump() if self.rerank else None
-        return out
 
 
 @dataclass
@@ -140,7 +71,8 @@ class _Request:
 
 
 class Searcher:
-    """Holds what searches share: the database, the embedder, the reranker, the dense mirror."""
+    """Holds what searches share: the database, the embedder, the reranker, and the legs
+    with their caches (retrieval/legs.py)."""
 
     def __init__(
         self,
@@ -155,28 +87,12 @@ class Searcher:
         #: The languages the embedder covers (its vectors are noise for the others).
         self.coverage = coverage(embedder.name, settings.embed_languages) if embedder else None
         self.reranker = reranker
-        # SQLite's in-process mirrors of its indexes; PostgreSQL serves both legs itself.
-        on_sqlite = db.dialect == "sqlite"
-        self.mirror = (
-            dense.DenseMirror(spill_dir=settings.data_dir)
-            if settings.dense_mirror and on_sqlite
-            else None
-        )
-        self.term_scores = (
-            TermScores(settings.bm25_cache_mb) if settings.bm25_cache_mb and on_sqlite else None
-        )
-        # PostgreSQL's BM25 leg keeps the frequent terms' stored entries in the same budget.
-        self.entries = (
-            EntryCache(settings.bm25_cache_mb) if settings.bm25_cache_mb and not on_sqlite else None
-        )
+        self.legs = open_legs(db, settings)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        if self.mirror is not None:
-            self.mirror.close()
-        if self.term_scores is not None:
-            self.term_scores.close()
+        self.legs.close()
 
     # -- the request ------------------------------------------------------------------------
     def check(self, options: SearchOptions) -> None:
@@ -207,10 +123,8 @@ class Searcher:
         rankings, qvecs = self._legs(req)
         hyde_used = self._hyde(req, rankings, qvecs)
         fused = self._windows(req, rankings, self._fuse(req, rankings))
-        ranks, scores = _per_leg(rankings)
-        counts: dict[str, int] = {
-            s: sum(s in r for r in ranks.values()) for s in _sources(rankings)
-        }
+        ranks, scores = per_leg(rankings)
+        counts: dict[str, int] = {s: sum(s in r for r in ranks.values()) for s in sources(rankings)}
         counts["fused"] = len(fused)
         order, rerank_scores, spans, report = self._rerank(req, [cid for cid, _ in fused])
         hits = self._hydrate(req, order, ranks, scores, dict(fused), rerank_scores, spans)
@@ -265,17 +179,15 @@ class Searcher:
         if "bm25" in legs:
             for i, q in enumerate(variations):
                 futures[LegRun("bm25", i)] = self._submit(
-                    lexical.bm25,
+                    self.legs.lexical.bm25,
                     q,
                     limit=req.pool,
                     flt=req.flt,
                     max_df=self.settings.bm25_max_df,
-                    cache=self.term_scores,
-                    entries=self.entries,
                 )
         if "exact" in legs and req.plan.hard_keywords:
             futures[LegRun("exact")] = self._submit(
-                exact.exact, req.plan.hard_keywords, limit=req.pool, flt=req.flt
+                self.legs.exact.exact, req.plan.hard_keywords, limit=req.pool, flt=req.flt
             )
         qvecs = None
         dense = False
@@ -322,9 +234,9 @@ class Searcher:
             "window": self.settings.weight_window,
         }
         if self.settings.fusion == "blend":
-            fused = fusion.blend(_merged(rankings, "bm25"), _merged(rankings, "dense", "hyde"))
+            fused = fusion.blend(merged(rankings, "bm25"), merged(rankings, "dense", "hyde"))
             # Exact matches and windows have no comparable score: rank-fuse them with it.
-            extra = {s: r for s in ("exact", "window") if (r := _merged(rankings, s))}
+            extra = {s: r for s in ("exact", "window") if (r := merged(rankings, s))}
             if extra:
                 fused = fusion.rrf(
                     {"blend": fused, **extra},
@@ -369,9 +281,7 @@ class Searcher:
         if missing and terms:
             with nullcontext(conn) if conn is not None else self.db.read() as reading:
                 if req.idf is None:
-                    req.idf = windows.idf_weights(
-                        reading, terms, self.term_scores, lexical.HEADING_WEIGHT
-                    )
+                    req.idf = windows.idf_weights(reading, terms, self.legs.lexical)
                 views = self._views(req, missing, reading)
             texts = {cid: v.text for cid, v in views.items()}
             found = windows.best_windows(
@@ -530,7 +440,7 @@ class Searcher:
             return None
         return (
             f"{self.coverage.name} does not cover {language_name(language)}: BM25 and exact legs "
-            "only (a multilingual embedder: see the README's Languages section)"
+            "only (a multilingual embedder: see docs/running/languages.md)"
         )
 
     def _submit(
@@ -547,48 +457,7 @@ class Searcher:
         return self._pool.submit(timed)
 
     def _knn(self, conn: Connection, vec: np.ndarray, *, flt: Filter) -> list[tuple[int, float]]:
-        k = self.settings.dense_k
-        if self.db.dialect == "postgresql":
-            return dense.knn_postgres(conn, vec, k=k, flt=flt)
-        if self.mirror is None:
-            return dense.knn_sqlite(conn, vec, k=k, flt=flt)
-        try:
-            self.mirror.refresh(conn)
-            allowed = flt.allowed_documents(conn) if flt.narrows else None
-            return self.mirror.knn(
-                vec, k=k, allowed_docs=allowed, excluded_docs=documents.not_ready(conn)
-            )
-        except OSError:
-            # The mirror's spill file could not be written or read (a full disk): sqlite-vec
-            # answers the same, slower, until the mirror loads again on a later search.
-            log.warning("dense mirror unavailable; searching sqlite-vec", exc_info=True)
-            return dense.knn_sqlite(conn, vec, k=k, flt=flt)
-
-
-def _merged(rankings: Rankings, *sources: RankSource) -> list[tuple[int, float]]:
-    """The runs of these sources, one after another (for the score blend)."""
-    return [h for run, r in rankings.items() if run.source in sources for h in r]
-
-
-def _sources(rankings: Rankings) -> list[RankSource]:
-    return list(dict.fromkeys(run.source for run in rankings))
-
-
-def _per_leg(
-    rankings: Rankings,
-) -> tuple[dict[int, dict[str, int]], dict[int, dict[str, float]]]:
-    """Best rank (1-based) and best score of each chunk in each leg (over its variations)."""
-    ranks: dict[int, dict[str, int]] = {}
-    scores: dict[int, dict[str, float]] = {}
-    for run, ranking in rankings.items():
-        leg = run.source
-        for pos, (cid, score) in enumerate(ranking, start=1):
-            r = ranks.setdefault(cid, {})
-            if leg not in r or pos < r[leg]:
-                r[leg] = pos
-            s = scores.setdefault(cid, {})
-            s[leg] = max(score, s.get(leg, float("-inf")))
-    return ranks, scores
+        return self.legs.dense.knn(conn, vec, k=self.settings.dense_k, flt=flt)
 
 
 def _ms(t0: float) -> float:

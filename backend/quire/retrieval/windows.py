@@ -5,13 +5,12 @@ them scattered — what BM25 over 1,500-character chunks cannot see. The ranking
 in the fusion (weight ``QUIRE_WEIGHT_WINDOW``).
 
 Measured on the page-QA sets (bench/pageqa.py): windows of three sentences at weight 0.5 raised
-page hit@1 on the development set and on the held-out set; see the README's retrieval section.
+page hit@1 on the development set and on the held-out set; see docs/design/retrieval.md.
 """
 
 from __future__ import annotations
 
 import bisect
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,31 +19,18 @@ from sqlalchemy import Connection
 
 from quire.retrieval import lexical
 from quire.retrieval.highlight import lowered, stem
+from quire.retrieval.lexical import LexicalLeg
 from quire.retrieval.sentences import split_sentences
-from quire.retrieval.term_scores import TermScores
-from quire.storage.segment import has_unspaced
+from quire.text.segment import has_unspaced
 
 #: A term in more chunks than this share is counted by a bounded query (it weighs ~nothing).
 _COUNT_CAP = 0.5
 
 
-def idf_weights(
-    conn: Connection, terms: Sequence[str], cache: TermScores | None, heading_weight: float
-) -> dict[str, float]:
+def idf_weights(conn: Connection, terms: Sequence[str], leg: LexicalLeg) -> dict[str, float]:
     """``log(1 + N / (1 + df))`` of each term over the whole index: from the BM25 leg's term
-    cache when there is one (free: the leg has just scored these terms), else counted."""
-    if cache is not None:
-        view = cache.sync(conn)
-        total = len(view.index.ids)
-        df = {
-            t: cache.matches(conn, view, p, heading_weight)
-            for t, p in zip(terms, lexical.phrases(terms), strict=True)
-        }
-    else:
-        total = lexical.chunk_count(conn)
-        cap = max(int(total * _COUNT_CAP), 1)
-        df = lexical.document_frequencies(conn, terms, cap)
-    return {t: math.log1p(total / (1 + df[t])) for t in terms}
+    cache when it keeps one (free: the leg has just scored these terms), else counted."""
+    return leg.idf_weights(conn, terms, lexical.HEADING_WEIGHT, _COUNT_CAP)
 
 
 @dataclass(frozen=True)

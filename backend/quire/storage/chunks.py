@@ -11,12 +11,12 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select, text, update
 
-from quire.storage import page_text, pg_lexical, vectors
-from quire.storage.db import id_list, in_ids, is_postgres
+from quire.storage import page_text, term_postings, vectors
+from quire.storage.db import dialect, id_list, in_ids
 from quire.storage.records import TURN_KINDS, VISIBLE_SQL, Chunk, Kind, Page, printed_label
 from quire.storage.schema import page_chunks, pages
-from quire.storage.segment import segment
 from quire.storage.web_sources import WebSource, web_sources
+from quire.text.segment import segment
 
 #: What a hit shows of its document's metadata (the rest stays in the library).
 HIT_METADATA = ("url", "slug", "space", "date", "language", "author")
@@ -164,10 +164,10 @@ def replace(
         )
         stats.inserted_ids = [int(r[0]) for r in rows]
     stats.inserted = len(to_insert)
-    if is_postgres(conn):
-        # SQLite's FTS5 triggers index a chunk as it is written; PostgreSQL's BM25 rows are
-        # made here, from the same text (storage/pg_lexical.py).
-        pg_lexical.index(conn, stats.inserted_ids + retitled)
+    # SQLite's FTS5 triggers index a chunk as it is written; PostgreSQL's BM25 rows are made
+    # here, from the same text (storage/backends/pg_postings.py).
+    if dialect(conn).index_text(conn, stats.inserted_ids + retitled):
+        term_postings.forget(conn)  # a chunk indexed again in place
     return stats
 
 
@@ -255,19 +255,7 @@ def _whole_pages(
     ordered = sorted(set(keys))
     if not ordered:
         return {}
-    pairs: Any
-    if is_postgres(conn):
-        pairs = {"docs": [k[0] for k in ordered], "nums": [k[1] for k in ordered]}
-        wanted = (
-            "(document_id, page) IN (SELECT * FROM unnest(CAST(:docs AS bigint[]), "
-            "CAST(:nums AS integer[])))"
-        )
-    else:
-        pairs = {"pairs": json.dumps([list(k) for k in ordered])}
-        wanted = (
-            "(document_id, page) IN (SELECT json_extract(value, '$[0]'), "
-            "json_extract(value, '$[1]') FROM json_each(:pairs))"
-        )
+    wanted, pairs = dialect(conn).in_pairs(("document_id", "page"), ordered)
     spans: dict[tuple[int, int], list[page_text.Span]] = defaultdict(list)
     for r in conn.execute(
         text(
@@ -299,7 +287,7 @@ def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
             "d.kind, d.filename, d.metadata, p.label FROM page_chunks c "
             # CROSS JOIN keeps the ~50 chunk ids as the outer loop: without table statistics
             # SQLite would walk every ready document's chunks instead (PostgreSQL has them).
-            f"{'JOIN' if is_postgres(conn) else 'CROSS JOIN'} documents d "
+            f"{dialect(conn).join_by_ids} documents d "
             "ON d.id = c.document_id "
             "LEFT JOIN pages p ON p.document_id = c.document_id AND p.page = c.page "
             f"WHERE {in_ids(conn, 'c.id', 'ids')} AND d.status {VISIBLE_SQL}"

@@ -11,16 +11,13 @@ from sqlalchemy import Connection, text
 
 from quire.errors import InputError, NotFound
 from quire.storage import access
-from quire.storage.db import is_postgres
+from quire.storage.db import dialect
 
 TITLE_CHARS = 80
 
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
-
-
-_JSON_OBJECT = {False: "json_object", True: "json_build_object"}
 
 
 def _stamp(value: Any) -> Any:
@@ -172,7 +169,7 @@ def get(conn: Connection, conversation_id: int) -> dict[str, Any]:
         text(
             "SELECT m.id, m.role, m.content, m.citations, m.plan, m.timings, m.model, m.status, "
             "m.meta, m.created_at, "
-            f"(SELECT {_JSON_OBJECT[is_postgres(conn)]}('rating', f.rating, 'comment', "
+            f"(SELECT {dialect(conn).json_object}('rating', f.rating, 'comment', "
             "f.comment) FROM chat_feedback f "
             " WHERE f.message_id = m.id ORDER BY f.id DESC LIMIT 1) "
             "FROM messages m WHERE m.conversation_id = :c ORDER BY m.id"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,15 +16,15 @@ from sqlalchemy import insert as insert_
 
 from quire.errors import NotFound, OriginalMissing, StoreUnavailable
 from quire.storage import access, chunks, jobs, vectors
-from quire.storage.db import Database
+from quire.storage.db import Database, dialect
 from quire.storage.records import VISIBLE_SQL, Kind
 from quire.storage.schema import documents, ingest_jobs, users, utcnow
 
 log = logging.getLogger(__name__)
 
 #: The metadata key that says where a document's file came from (a watched folder's path, a
-#: Zotero item: ``ingest/folder.py``, ``ingest/zotero.py``); its ``type`` is the document's
-#: ``origin``. Intake owns it: reading the file again keeps it.
+#: Zotero item: ``sources/folder.py``, ``sources/zotero/importer.py``); its ``type`` is the
+#: document's ``origin``. Intake owns it: reading the file again keeps it.
 ORIGIN = "origin"
 #: In an origin, what its source declares for citations (a Zotero item's title, authors,
 #: year, DOI, citation key …): it wins over what the file itself declares.
@@ -272,6 +273,31 @@ def mark_embedded(conn: Connection) -> int:
     return int(result.rowcount or 0)
 
 
+def mark_removed(conn: Connection, document_id: int, now: float, reason: str) -> None:
+    """Hide a document whose file left its folder (``failed`` with ``reason``), noting when in
+    its origin and the status it had (the first time: a later mark keeps it)."""
+    sql = dialect(conn)
+    removed_at = sql.json_text("metadata", ORIGIN, "removed_at")
+    before = sql.json_text("metadata", ORIGIN, "status_before")
+    status_before = (
+        f"CASE WHEN {removed_at} IS NULL THEN status ELSE coalesce({before}, 'ready') END"
+    )
+    marked = sql.json_set(
+        "metadata",
+        {
+            (ORIGIN, "removed_at"): "CAST(:now AS double precision)",
+            (ORIGIN, "status_before"): status_before,
+        },
+    )
+    conn.execute(
+        text(
+            f"UPDATE documents SET metadata = {marked}, status = 'failed', error = :reason "
+            "WHERE id = :id"
+        ),
+        {"now": now, "reason": reason, "id": document_id},
+    )
+
+
 def set_status(conn: Connection, document_id: int, status: str, error: str | None = None) -> None:
     """Set a document's status (and error)."""
     conn.execute(
@@ -372,6 +398,48 @@ def changeable(conn: Connection, document_id: int, *columns: Any) -> Any:
     row = readable(conn, document_id, documents.c.owner_id, documents.c.visibility, *columns)
     access.check_change(row.owner_id, row.visibility, f"document {document_id}")
     return row
+
+
+def original_of(conn: Connection, files_dir: Path, document_id: int) -> Path:
+    """Where this machine reads the original of a document the reader may read (``original``)."""
+    row = readable(conn, document_id, documents.c.stored_path, documents.c.sha256, documents.c.kind)
+    return original(files_dir, row.stored_path, row.sha256, row.kind)
+
+
+def stored_paths(conn: Connection, ids: Iterable[int]) -> dict[int, str]:
+    """Where the originals of these documents were stored."""
+    rows = conn.execute(
+        select(documents.c.id, documents.c.stored_path).where(documents.c.id.in_(list(ids)))
+    )
+    return {int(r.id): str(r.stored_path) for r in rows}
+
+
+def source_keys(conn: Connection, ids: Iterable[int] | None = None) -> dict[int, str | None]:
+    """The source key of every document, or of ``ids`` (a path, a thread slug; None for an
+    upload)."""
+    query = select(documents.c.id, documents.c.source_key)
+    if ids is not None:
+        query = query.where(documents.c.id.in_(list(ids)))
+    return {int(r.id): r.source_key for r in conn.execute(query)}
+
+
+@dataclass(frozen=True)
+class LibraryCounts:
+    documents: int
+    chunks: int
+    jobs_queued: int
+    jobs_running: int
+
+
+def library_counts(conn: Connection) -> LibraryCounts:
+    """How many documents and chunks the library holds (every reader's), and jobs waiting and
+    running."""
+    row = conn.exec_driver_sql(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM page_chunks), "
+        "(SELECT count(*) FROM ingest_jobs WHERE status = 'queued'), "
+        "(SELECT count(*) FROM ingest_jobs WHERE status = 'running')"
+    ).one()
+    return LibraryCounts(*(int(v) for v in row))
 
 
 def get_document(conn: Connection, document_id: int) -> dict[str, Any]:

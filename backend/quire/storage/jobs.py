@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, text, update
 
-from quire.storage.db import id_list, in_ids, is_postgres
+from quire.storage.db import dialect, id_list, in_ids
 from quire.storage.schema import ingest_jobs, utcnow
 
 
@@ -79,11 +79,11 @@ def from_row(row: Any) -> Job:
 
 def enqueue(conn: Connection, document_id: int | None, kind: str = "ingest") -> int:
     """Queue a job; returns its id. An unfinished job for the same document is reused."""
-    if is_postgres(conn):
-        # READ COMMITTED: two writers (API replicas, a reingest clicked twice) could both find
-        # no open job and both insert one. One at a time per document (or kind), until commit.
-        key = f"quire.enqueue:{document_id if document_id is not None else kind}"
-        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+    # Two writers (API replicas, a reingest clicked twice) must not both find no open job and
+    # both insert one: one at a time per document (or kind), until commit.
+    dialect(conn).serialize(
+        conn, f"quire.enqueue:{document_id if document_id is not None else kind}"
+    )
     same = (
         ingest_jobs.c.document_id == document_id
         if document_id is not None
@@ -111,9 +111,6 @@ def enqueue(conn: Connection, document_id: int | None, kind: str = "ingest") -> 
 
 #: PostgreSQL: workers on several machines claim at once; each skips the rows another holds
 #: (SQLite's one writer at a time needs nothing).
-_SKIP_LOCKED = {False: "", True: " FOR UPDATE SKIP LOCKED"}
-
-
 def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
     """Take the oldest runnable job (queued, or running with a dead owner); call in write()."""
     now = utcnow()
@@ -132,7 +129,7 @@ def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
             "attempts = attempts + 1, started_at = coalesce(started_at, :now), error = NULL "
             "WHERE id = (SELECT id FROM ingest_jobs WHERE "
             "(status = 'queued' AND (not_before IS NULL OR not_before <= :now)) "
-            f"OR {in_ids(conn, 'id', 're')} ORDER BY id LIMIT 1{_SKIP_LOCKED[is_postgres(conn)]}) "
+            f"OR {in_ids(conn, 'id', 're')} ORDER BY id LIMIT 1{dialect(conn).skip_locked}) "
             "RETURNING id"
         ),
         {"w": worker_id, "now": now, "re": id_list(conn, reclaimable)},

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +13,9 @@ from alembic.config import Config
 from pydantic import SecretStr
 from sqlalchemy import create_engine, make_url
 
-from quire.storage import pg_bulk
-from quire.storage.db import Database, PostgresDatabase
+from quire.storage.backends.postgres import PostgresDatabase
+from quire.storage.backends.sqlite import SqliteDatabase
+from quire.storage.db import Database, dialect
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
 
@@ -30,34 +28,13 @@ def _config(db: Database) -> Config:
     return cfg
 
 
-@contextlib.contextmanager
-def _one_migrator(db: Database) -> Iterator[None]:
-    """One process migrates a library at a time. Alembic reads the version once, then
-    commits each revision on its own, so two processes starting together on a fresh library
-    (the API and a worker) would both apply 0001 and clash. SQLite: a lock file beside the
-    database; PostgreSQL: a session advisory lock."""
-    if isinstance(db, PostgresDatabase):
-        with db.engine.connect() as conn:
-            conn.exec_driver_sql("SELECT pg_advisory_lock(hashtext('quire.migrate'))")
-            conn.commit()
-            try:
-                yield
-            finally:
-                conn.exec_driver_sql("SELECT pg_advisory_unlock(hashtext('quire.migrate'))")
-                conn.commit()
-        return
-    with open(db.db_path.with_name(db.db_path.name + ".migrate.lock"), "a+b") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def upgrade(db: Database, revision: str = "head") -> None:
-    """Bring the schema to ``revision``; a no-op when it is there already."""
+    """Bring the schema to ``revision``; a no-op when it is there already. One process
+    migrates a library at a time (``migration_lock``): Alembic reads the version once, then
+    commits each revision on its own, so two processes starting together on a fresh library
+    (the API and a worker) would both apply 0001 and clash."""
     cfg = _config(db)
-    with _one_migrator(db), db.engine.connect().execution_options(write=True) as conn:
+    with db.migration_lock(), db.engine.connect().execution_options(write=True) as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
         conn.commit()
@@ -100,11 +77,13 @@ def rewrite_table_sql(conn: sa.Connection, table: str, old: str, new: str) -> No
         raise RuntimeError(f"integrity check after the CHECK rewrite: {check}")
 
 
-def sqlite_history() -> bool:
-    """Whether a migration before 0013 applies: they are SQLite's history. A PostgreSQL library
-    starts at 0013, which creates the whole schema there (and nothing on SQLite); every later
-    migration is written for both."""
-    return bool(op.get_bind().dialect.name == "sqlite")
+def applies_to(backend: str) -> bool:
+    """Whether the revision being applied is for this library's database ("sqlite" or
+    "postgresql"): a revision for one only starts ``if not applies_to(...): return``. The
+    revisions before 0013 are SQLite's history; a PostgreSQL library starts at 0013, which
+    creates the whole schema there (and nothing on SQLite); later ones are for both unless
+    they say so."""
+    return dialect(op.get_bind()).name == backend
 
 
 def scratch_library(settings: Any, data_dir: Path, *, fresh: bool = False) -> tuple[Any, bool]:
@@ -140,9 +119,7 @@ def open_database(settings: Any) -> Database:
     if settings.database_url is not None:
         db = PostgresDatabase(settings.database_url.get_secret_value())
     else:
-        db = Database(settings.db_path, settings.vec_db_path)
+        db = SqliteDatabase(settings.db_path, settings.vec_db_path)
     upgrade(db)
-    if pg_bulk.missing(db):
-        log.warning("indexes missing after an interrupted bulk load: building them now")
-        pg_bulk.restore(db)
+    db.repair()
     return db

@@ -151,7 +151,7 @@ page_chunks = Table(
     Column("char_count", Integer, nullable=False),
     Column("source", Text, nullable=False),
     # What FTS5 indexes instead of text / heading_path when they hold unspaced scripts (CJK,
-    # Thai: cut into bigrams by storage/segment.py); NULL otherwise. Migration 0003.
+    # Thai: cut into bigrams by text/segment.py); NULL otherwise. Migration 0003.
     Column("fts_text", Text, nullable=True),
     Column("fts_heading", Text, nullable=True),
     # Where the text starts in its page's text (storage/page_text.py); NULL if it is not there.

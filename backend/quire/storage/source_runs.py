@@ -19,7 +19,7 @@ from quire.storage.schema import source_runs, utcnow
 
 #: Runs kept per (source, location): a watched folder makes one per change.
 KEEP = 20
-#: The error of a document whose file left its watched folder (ingest/folder.py says it).
+#: The error of a document whose file left its watched folder (sources/folder.py says it).
 FOLDER_REMOVED = "removed from its watched folder"
 
 

@@ -2,16 +2,18 @@
 
 FTS5's ``bm25()`` costs O(document frequency) for every query term, so a question whose words
 are frequent (in thousands of chunks) costs tens of milliseconds at 100k chunks the first time
-each word is seen; the per-term score cache (retrieval/term_scores.py) only helps the second
+each word is seen; the per-term score cache (retrieval/lexical/term_scores.py) only helps the second
 time. Yet a term's BM25 score in a row needs only what does not change when other rows come
 and go: the term's frequency in each column of the row and the row's length in tokens. The
 rest (the row count, the average length, the term's document frequency) is a few numbers.
 
 So the worker, when idle, reads the postings of every term in at least ``min_df`` chunks from
-FTS5's own index (``fts5vocab``: the stems exactly as FTS5 made them) into ``term_postings``:
-per term the chunk ids, the term's count in the text and heading columns, and each chunk's
-length. A search then scores such a term with FTS5's formula (sqlite's fts5_aux.c,
-fts5Bm25Function) in numpy, to float noise the same numbers as ``bm25()``.
+the lexical index (``Database.postings``: FTS5's own ``fts5vocab`` on SQLite, the stems
+exactly as FTS5 made them; ``bm25_postings`` on PostgreSQL) into ``term_postings``: per term
+the chunk ids, the term's count in the text and heading columns, and each chunk's length. A
+search then scores such a term with FTS5's formula (retrieval/bm25.py) in numpy, to float
+noise the same numbers as ``bm25()``. This module owns the rows: their format, when they are
+due, and the worker's read; retrieval/lexical/ scores them.
 
 An entry stays right while chunks are added and deleted: chunk ids are never reused
 (AUTOINCREMENT), a deleted chunk's postings are dropped against the live rows, and the rows
@@ -25,45 +27,21 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import re
 import struct
-import threading
 import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import sqlean
 from sqlalchemy import Connection, text
 
-from quire.storage.db import Database, binary_rows, in_strings, is_postgres, string_list
+from quire.storage.db import Database, dialect
 
 log = logging.getLogger(__name__)
 
-# FTS5's bm25() constants (fts5_aux.c).
-K1, B = 1.2, 0.75
-_FTS = "page_chunks_fts"
-#: The tokenizer of page_chunks_fts (migration 0001), which PostgreSQL's postings use too.
-TOKENIZER = "porter unicode61 remove_diacritics 2"
-# FTS5's own view of its index: per stem the rows holding it, and every instance.
-_VOCABS = tuple(
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_postings_{kind} USING fts5vocab("
-    f"main, {_FTS}, '{kind}')"
-    for kind in ("row", "instance")
-)
-# The postings of one stem: per chunk the count in the text (0) and heading (1) columns
-# (fts5vocab names the column).
-_INSTANCES_SQL = text(
-    "SELECT json_group_array(doc), json_group_array(col), json_group_array(n) FROM "
-    "(SELECT doc, col = 'heading_path' AS col, count(*) AS n "
-    "FROM temp.term_postings_instance WHERE term = :t GROUP BY doc, col)"
-)
 _STATE_KEY = "state"  # what the entries were read at
 _CLAIM_KEY = "claim"  # the worker reading them now
 #: A claim older than this is taken over (its worker died mid-read).
@@ -82,64 +60,6 @@ _WIDTHS: tuple[type[np.unsignedinteger[Any]] | None, ...] = (None, np.uint8, np.
 REFRESH_SHARE = 0.05
 
 
-def varints(blob: bytes) -> list[int]:
-    """SQLite's big-endian varints (7 bits a byte, high bit set on all but the last)."""
-    out, value, length = [], 0, 0
-    for byte in blob:
-        length += 1
-        if length == 9:  # the ninth byte carries 8 bits
-            out.append((value << 8) | byte)
-            value = length = 0
-            continue
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            out.append(value)
-            value = length = 0
-    return out
-
-
-@dataclass(frozen=True)
-class Averages:
-    """FTS5's averages record: the row count and the tokens in all columns together."""
-
-    rows: int
-    tokens: int
-
-    @property
-    def avgdl(self) -> float:
-        return float(self.tokens) / float(self.rows) if self.rows else 0.0
-
-
-def averages(conn: Connection, table: str = _FTS) -> Averages:
-    """The averages record of the FTS5 table ``table`` (page_chunks_fts or page_chunks_tri)."""
-    blob = conn.exec_driver_sql(f"SELECT block FROM {table}_data WHERE id = 1").scalar()
-    if not blob:
-        return Averages(0, 0)
-    numbers = varints(blob)
-    return Averages(numbers[0], sum(numbers[1:]))
-
-
-def bm25(f: Any, length: Any, idf_: float, avgdl: float) -> Any:
-    """fts5Bm25Function's score of one phrase (positive: higher is better), with its
-    operations in that order: ``f`` the phrase's weighted count in a row, ``length`` the row's
-    tokens (floats or arrays of them)."""
-    return idf_ * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / avgdl)))
-
-
-def counts_score(
-    tf_text: Any, tf_heading: Any, length: Any, idf_: float, avgdl: float, hw: float
-) -> Any:
-    """FTS5's bm25() of one term from its counts in the text and heading columns (arrays), the
-    heading weighted ``hw``, with the operations in fts5Bm25Function's order."""
-    return bm25(tf_text * 1.0 + tf_heading * hw, length, idf_, avgdl)
-
-
-def idf(rows: int, df: int) -> float:
-    """FTS5's IDF: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
-    value = math.log((rows - df + 0.5) / (df + 0.5))
-    return value if value > 0.0 else 1e-6
-
-
 @dataclass(frozen=True)
 class Entry:
     """One stem's postings as of chunk id ``upto``."""
@@ -151,33 +71,13 @@ class Entry:
     tf_heading: npt.NDArray[Any]
     length: npt.NDArray[Any]
 
-    def scores(self, keep: npt.NDArray[np.bool_], idf_: float, avgdl: float, hw: float) -> Any:
-        """FTS5's bm25() of this term alone for the ``keep`` postings (positive: higher is
-        better), with the operations in fts5Bm25Function's order."""
-        return counts_score(
-            self.tf_text[keep], self.tf_heading[keep], self.length[keep], idf_, avgdl, hw
-        )
-
-
-def ranked(ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], k: int) -> Any:
-    """The positions of the best ``k`` by score, best first, ties broken by the lower id (the
-    order of FTS5's ``ORDER BY bm25(...)``, rowid)."""
-    rows = np.arange(len(ids))
-    if k < 1:
-        return rows[:0]
-    if len(rows) > k:
-        # The best ``k`` and everything tied with the last of them, then the tie-break.
-        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
-        rows = np.flatnonzero(scores >= kth)
-    return rows[np.lexsort((ids[rows], -scores[rows]))][:k]
-
 
 def _width(values: npt.NDArray[Any]) -> int:
     top = int(values.max()) if len(values) else 0
     return 0 if top == 0 else 1 if top < 1 << 8 else 2 if top < 1 << 16 else 3
 
 
-def _encode(ids: npt.NDArray[Any], tf_text: Any, tf_heading: Any, length: Any) -> bytes:
+def encode(ids: npt.NDArray[Any], tf_text: Any, tf_heading: Any, length: Any) -> bytes:
     """One entry's body; ``ids`` ascending."""
     arrays = [np.diff(np.asarray(ids, dtype=np.int64), prepend=0)] + [
         np.asarray(a, dtype=np.int64) for a in (tf_text, tf_heading, length)
@@ -191,7 +91,7 @@ def _encode(ids: npt.NDArray[Any], tf_text: Any, tf_heading: Any, length: Any) -
     )
 
 
-def _decode(upto: int, body: bytes) -> Entry:
+def decode(upto: int, body: bytes) -> Entry:
     fmt, codes, n = _HEADER.unpack_from(body)
     if fmt != _FORMAT:
         raise ValueError(f"term postings of format {fmt}, not {_FORMAT}")
@@ -215,125 +115,28 @@ def load(conn: Connection, stem: str) -> Entry | None:
 
 def load_many(conn: Connection, stems: Iterable[str]) -> dict[str, Entry]:
     """The stored entries of these stems (those that have one)."""
-    return _decoded(_bodies(conn, list(stems)))
+    return decoded(bodies(conn, list(stems)))
 
 
-def _bodies(conn: Connection, stems: list[str]) -> dict[str, tuple[int, bytes]]:
+def bodies(conn: Connection, stems: list[str]) -> dict[str, tuple[int, bytes]]:
     """(upto, body) of each of these stems that has an entry."""
     if not stems:
         return {}
-    rows: Sequence[Any]
-    if is_postgres(conn):
-        rows = binary_rows(
-            conn, "SELECT term, upto, body FROM term_postings WHERE term = ANY(%(s)s)", {"s": stems}
-        )
-    else:
-        rows = conn.execute(
-            text(
-                f"SELECT term, upto, body FROM term_postings WHERE {in_strings(conn, 'term', 's')}"
-            ),
-            {"s": string_list(conn, stems)},
-        ).all()
-    return {str(term): (int(upto), bytes(body)) for term, upto, body in rows}
+    return {term: (upto, body) for term, upto, body in dialect(conn).entry_bodies(conn, stems)}
 
 
-def _decoded(bodies: dict[str, tuple[int, bytes]]) -> dict[str, Entry]:
+def decoded(bodies: dict[str, tuple[int, bytes]]) -> dict[str, Entry]:
     out: dict[str, Entry] = {}
     for term, (upto, body) in bodies.items():
         try:
-            out[term] = _decode(upto, body)
+            out[term] = decode(upto, body)
         except (ValueError, struct.error):
             # Not an entry this code wrote: the index ranks the term until it is read again.
             log.warning("term postings of %r unreadable: ranked by the index", term, exc_info=True)
     return out
 
 
-class EntryCache:
-    """Stored entries kept by a serving process (PostgreSQL's BM25 leg: reading a common
-    word's entry from the server costs ~5-10 ms at 1M chunks), as their bodies (~3-5 bytes a
-    posting) decoded on use. They hold for one ``state`` of the entries, which only the worker
-    changes, by reading them again (a new ``read`` id), or emptying them; the least recently
-    used leave past ``max_mb``. Stems without an entry are remembered too."""
-
-    def __init__(self, max_mb: float) -> None:
-        self.max_bytes = int(max_mb * 2**20)
-        self._lock = threading.Lock()
-        self._key: tuple[str, str] | None = None
-        self._bodies: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
-        self._absent: set[str] = set()
-        self._bytes = 0
-
-    def load_many(
-        self, conn: Connection, state: dict[str, Any], stems: Iterable[str]
-    ) -> dict[str, Entry]:
-        """The entries of these stems (those that have one) as of ``state``, read on ``conn``
-        (whose snapshot ``state`` was read in)."""
-        key = (conn.engine.url.render_as_string(), json.dumps(state, sort_keys=True))
-        found: dict[str, tuple[int, bytes]] = {}
-        with self._lock:
-            if self._key != key:
-                self._key, self._bodies, self._absent, self._bytes = key, OrderedDict(), set(), 0
-            for stem in stems:
-                if (hit := self._bodies.get(stem)) is not None:
-                    self._bodies.move_to_end(stem)
-                    found[stem] = hit
-            todo = [t for t in dict.fromkeys(stems) if t not in found and t not in self._absent]
-        read = _bodies(conn, todo)
-        with self._lock:
-            if self._key == key:
-                if len(self._absent) > _ABSENT_MAX:
-                    self._absent = set()
-                self._absent.update(t for t in todo if t not in read)
-                for stem, value in read.items():
-                    if stem not in self._bodies and len(value[1]) <= self.max_bytes:
-                        self._bodies[stem] = value
-                        self._bytes += len(value[1])
-                while self._bytes > self.max_bytes:
-                    _, (_, old) = self._bodies.popitem(last=False)
-                    self._bytes -= len(old)
-        return _decoded({**found, **read})
-
-
-#: Stems remembered as having no entry, at most (then forgotten all at once).
-_ABSENT_MAX = 100_000
-
-
-class Tokenizer:
-    """The stems FTS5 makes of a piece of text, from a private in-memory FTS5 table with the
-    index's own tokenizer (so a query word finds its entry exactly as MATCH would)."""
-
-    def __init__(self, tokenize: str) -> None:
-        self._lock = threading.Lock()
-        self._conn = sqlean.connect(":memory:", check_same_thread=False)
-        self._conn.isolation_level = None
-        quoted = tokenize.replace("'", "''")
-        self._conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='{quoted}')")
-        self._conn.execute("CREATE VIRTUAL TABLE probe_v USING fts5vocab(probe, 'instance')")
-
-    @classmethod
-    def of_index(cls, conn: Connection) -> Tokenizer:
-        sql = conn.execute(
-            text("SELECT sql FROM sqlite_master WHERE name = :n"), {"n": _FTS}
-        ).scalar_one()
-        found = re.search(r"tokenize\s*=\s*'((?:[^']|'')*)'", str(sql))
-        return cls(found.group(1).replace("''", "'") if found else "unicode61")
-
-    def stems(self, value: str) -> list[str]:
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.execute("INSERT INTO probe(x) VALUES (?)", (value,))
-                rows = self._conn.execute("SELECT term FROM probe_v ORDER BY offset").fetchall()
-            finally:
-                self._conn.execute("ROLLBACK")
-        return [str(r[0]) for r in rows]
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
-# -- the worker's side: reading the entries from FTS5 ----------------------------------------
+# -- the worker's side: reading the entries from the index ----------------------------------------
 
 
 def _get(conn: Connection, key: str) -> dict[str, Any] | None:
@@ -354,12 +157,8 @@ def _put(conn: Connection, key: str, value: dict[str, Any]) -> None:
 
 
 def _rows(conn: Connection) -> int:
-    """The rows BM25 counts now: FTS5's averages record, or on PostgreSQL the BM25 totals
-    (pg_lexical.totals, summed over its writer slots)."""
-    if is_postgres(conn):
-        rows = conn.exec_driver_sql("SELECT coalesce(sum(rows), 0) FROM bm25_totals").scalar()
-        return int(rows or 0)
-    return averages(conn).rows
+    """The rows BM25 counts now."""
+    return dialect(conn).lexical_averages(conn).rows
 
 
 def state(conn: Connection) -> dict[str, Any] | None:
@@ -411,193 +210,6 @@ def status(conn: Connection, min_df: int) -> tuple[bool, str]:
     return True, f"{stored}, read at {state['rows']:,} chunks" if state else stored
 
 
-@dataclass(frozen=True)
-class Postings:
-    """One stem's postings: chunk ids and, per chunk, the stem's count in the text and
-    heading columns and the chunk's length in tokens (aligned arrays)."""
-
-    ids: npt.NDArray[np.int64]
-    tf_text: npt.NDArray[np.int64]
-    tf_heading: npt.NDArray[np.int64]
-    length: npt.NDArray[np.int64]
-
-
-class Source(Protocol):
-    """Where the entries are read from, in one read snapshot: FTS5's own index on SQLite
-    (``Fts5Source``), the BM25 postings table on PostgreSQL (pg_lexical.PostingsSource)."""
-
-    def counts(self) -> tuple[int, int]:
-        """(rows, largest chunk id) the entries are read at."""
-
-    def frequent(self, min_df: int) -> list[str]:
-        """The stems in at least ``min_df`` chunks, in order."""
-
-    def stems(self, words: Iterable[str]) -> set[str]:
-        """The stems the index makes of ``words``."""
-
-    def postings(self, stems: list[str]) -> Iterator[tuple[str, Postings]]:
-        """Each stem's postings up to the largest chunk id of ``counts``."""
-
-
-class Fts5Source:
-    """FTS5's index of page_chunks_fts, read through ``fts5vocab``."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        for sql in _VOCABS:
-            conn.exec_driver_sql(sql)
-        self._lengths: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
-
-    def counts(self) -> tuple[int, int]:
-        top = self.conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar()
-        return averages(self.conn).rows, int(top or 0)
-
-    def frequent(self, min_df: int) -> list[str]:
-        return [
-            str(r[0])
-            for r in self.conn.execute(
-                text("SELECT term FROM temp.term_postings_row WHERE doc >= :m ORDER BY term"),
-                {"m": min_df},
-            )
-        ]
-
-    def stems(self, words: Iterable[str]) -> set[str]:
-        tokenizer = Tokenizer.of_index(self.conn)
-        try:
-            return {s for w in words for s in tokenizer.stems(w)}
-        finally:
-            tokenizer.close()
-
-    def postings(self, stems: list[str]) -> Iterator[tuple[str, Postings]]:
-        if self._lengths is None:
-            self._lengths = _lengths(self.conn)
-        ids, lengths = self._lengths
-        for stem in stems:
-            docs_json, cols_json, counts_json = self.conn.execute(_INSTANCES_SQL, {"t": stem}).one()
-            docs = np.array(json.loads(docs_json), dtype=np.int64)
-            cols = np.array(json.loads(cols_json), dtype=np.int64)
-            counts = np.array(json.loads(counts_json), dtype=np.int64)
-            chunk_ids, where = np.unique(docs, return_inverse=True)
-            tf_text = np.zeros(len(chunk_ids), dtype=np.int64)
-            tf_heading = np.zeros(len(chunk_ids), dtype=np.int64)
-            np.add.at(tf_text, where[cols == 0], counts[cols == 0])
-            np.add.at(tf_heading, where[cols == 1], counts[cols == 1])
-            length = lengths[np.searchsorted(ids, chunk_ids)]
-            yield stem, Postings(chunk_ids, tf_text, tf_heading, length)
-
-
-# Terms' postings, each column packed by the server into one byte string (big-endian): 300k
-# postings cross as four strings, not 1.2M values. Rows in any order, the same in each column.
-_POSTINGS_SQL = (
-    "SELECT p.term, string_agg(int8send(p.chunk_id), ''), string_agg(int4send(p.tf_text), ''), "
-    "string_agg(int4send(p.tf_heading), ''), string_agg(int4send(p.len), '') "
-    "FROM unnest(CAST(%(terms)s AS text[]), CAST(%(after)s AS bigint[])) AS q(term, after) "
-    "JOIN bm25_postings p ON p.term = q.term AND p.chunk_id > q.after "
-    "AND p.chunk_id <= %(upto)s GROUP BY p.term"
-)
-_NO_END = 2**62
-
-
-def read_postings(
-    conn: Connection, terms: Sequence[str], after: Sequence[int], upto: int = _NO_END
-) -> dict[str, Postings]:
-    """Each term's postings in the chunks with ids in (its ``after``, ``upto``]; terms with
-    none are left out."""
-    if not terms:
-        return {}
-    out: dict[str, Postings] = {}
-    for term, ids, tf_text, tf_heading, length in binary_rows(
-        conn,
-        _POSTINGS_SQL,
-        {"terms": list(terms), "after": [int(a) for a in after], "upto": upto},
-    ):
-        out[str(term)] = Postings(
-            np.frombuffer(ids, dtype=">i8").astype(np.int64),
-            np.frombuffer(tf_text, dtype=">i4").astype(np.int64),
-            np.frombuffer(tf_heading, dtype=">i4").astype(np.int64),
-            np.frombuffer(length, dtype=">i4").astype(np.int64),
-        )
-    return out
-
-
-class PostingsSource:
-    """The Source on PostgreSQL: ``bm25_postings`` (storage/pg_lexical.py) in one read
-    snapshot, up to chunk ``upto``."""
-
-    def __init__(self, conn: Connection, upto: int) -> None:
-        self.conn, self.upto = conn, upto
-
-    def counts(self) -> tuple[int, int]:
-        rows = self.conn.execute(
-            text("SELECT count(*) FROM page_chunks WHERE id <= :u AND bm25_len IS NOT NULL"),
-            {"u": self.upto},
-        ).scalar_one()
-        return int(rows), self.upto
-
-    def frequent(self, min_df: int) -> list[str]:
-        return [
-            str(r[0])
-            for r in self.conn.execute(
-                text(
-                    "SELECT term FROM bm25_postings WHERE chunk_id <= :u GROUP BY term "
-                    "HAVING count(*) >= :m ORDER BY term"
-                ),
-                {"u": self.upto, "m": min_df},
-            )
-        ]
-
-    def stems(self, words: Iterable[str]) -> set[str]:
-        tokenizer = Tokenizer(TOKENIZER)
-        try:
-            return {s for w in words for s in tokenizer.stems(w)}
-        finally:
-            tokenizer.close()
-
-    def postings(self, stems: list[str]) -> Iterator[tuple[str, Postings]]:
-        found = read_postings(self.conn, stems, [0] * len(stems), self.upto)
-        yield from ((s, found[s]) for s in stems if s in found)
-
-
-@contextmanager
-def postings_source(db: Database) -> Iterator[PostingsSource]:
-    """The postings as of a chunk id below which every chunk is committed, and the snapshot
-    to read them in. Chunk ids come from a sequence, in order, and are taken while a writer
-    holds its lock on page_chunks: once a SHARE lock is granted every writer in flight has
-    finished, so the largest id then has no uncommitted one below it (a chunk committed later
-    with a lower id would be in neither the entries nor the chunks read as new)."""
-    with db.write() as conn:
-        conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
-        conn.exec_driver_sql("LOCK TABLE page_chunks IN SHARE MODE")
-        upto = int(
-            conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM page_chunks").scalar_one()
-        )
-    with db.read() as conn:
-        yield PostingsSource(conn, upto)
-
-
-def _lengths(conn: Connection) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Every row's id and length in tokens (all columns), from FTS5's docsize table."""
-    ids_json, sizes_json = conn.exec_driver_sql(
-        f"SELECT json_group_array(id), json_group_array(hex(sz)) FROM {_FTS}_docsize"
-    ).one()
-    ids = np.array(json.loads(ids_json), dtype=np.int64)
-    lengths = np.array(
-        [sum(varints(bytes.fromhex(h))) for h in json.loads(sizes_json)], dtype=np.int64
-    )
-    order = np.argsort(ids)
-    return ids[order], lengths[order]
-
-
-@contextmanager
-def _source(db: Database) -> Iterator[Source]:
-    if db.dialect == "postgresql":
-        with postings_source(db) as source:
-            yield source
-        return
-    with db.read() as conn:
-        yield Fts5Source(conn)
-
-
 def refresh(
     db: Database,
     min_df: int,
@@ -646,7 +258,7 @@ def _read(
     batch_postings: int,
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
-    with _source(db) as source:
+    with db.postings() as source:
         skip = source.stems(skip_words)
         rows, top = source.counts()
         frequent = [stem for stem in source.frequent(min_df) if stem not in skip]
@@ -663,7 +275,7 @@ def _read(
                 pending.append(
                     (
                         stem,
-                        _encode(
+                        encode(
                             found.ids[order],
                             found.tf_text[order],
                             found.tf_heading[order],

@@ -18,8 +18,8 @@ import numpy as np
 from sqlalchemy import Connection, Table, func, insert, select, text
 
 from quire.errors import Conflict, InputError
-from quire.storage import pg_bulk, pg_lexical, vectors
-from quire.storage.db import Database
+from quire.storage import vectors
+from quire.storage.db import Database, dialect
 from quire.storage.schema import (
     api_tokens,
     chat_feedback,
@@ -65,7 +65,7 @@ class Transferred:
 
 def copy_library(src: Database, dst: Database, progress: Progress | None = None) -> Transferred:
     """Copy every row of ``src`` (SQLite) into ``dst`` (PostgreSQL, migrated and empty)."""
-    if src.dialect != "sqlite" or dst.dialect != "postgresql":
+    if src.name != "sqlite" or dst.name != "postgresql":
         raise InputError("copy from a SQLite library into a PostgreSQL one")
     report = progress or (lambda *_: None)
     t0 = time.monotonic()
@@ -82,12 +82,12 @@ def copy_library(src: Database, dst: Database, progress: Progress | None = None)
     if meta is not None:
         with dst.write() as conn:
             vectors.ensure(conn, meta.model, meta.dim)
-    # The costly indexes are built once at the end (storage/pg_bulk.py).
-    with pg_bulk.loading(dst, progress=report):
+    # The costly indexes are built once at the end (storage/backends/pg_bulk.py).
+    with dst.bulk_load(progress=report):
         for table in TABLES:
             out.counts[table.name] = _copy_table(src, dst, table, report)
         out.counts["vectors"] = _copy_vectors(src, dst, meta, report)
-    pg_lexical.settle(dst)
+    dst.settle()
     with dst.read() as conn:
         indexed = int(
             conn.execute(text("SELECT coalesce(sum(rows), 0) FROM bm25_totals")).scalar_one()
@@ -133,7 +133,7 @@ def _copy_table(src: Database, dst: Database, table: Table, report: Progress) ->
         with dst.write() as conn:
             conn.execute(insert(table), values)
             if table is page_chunks:
-                pg_lexical.index(conn, [int(r.id) for r in rows])
+                dialect(conn).index_text(conn, [int(r.id) for r in rows])
         done += len(rows)
         report(table.name, done, total)
     with dst.write() as conn:

@@ -1,7 +1,8 @@
 """The vector store: ``vec.page_vecs`` (vec0, rowid = chunk id) and ``vec.page_vecs_meta``.
 
 On PostgreSQL (migration 0013) ``vec`` is a schema, ``vec.page_vecs`` a pgvector table keyed
-by ``chunk_id`` (deleted with its chunk) with an HNSW index for cosine distance.
+by ``chunk_id`` (deleted with its chunk) with an HNSW index for cosine distance. What differs
+is the backends' (``Dialect.vector_key``, ``create_vectors``, ``put_vectors``).
 
 Vectors are derived data. When the configured embedder differs from the one recorded in
 ``page_vecs_meta`` (name or dimension), the table is dropped and recreated, the state becomes
@@ -13,14 +14,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from quire.errors import ServiceUnavailable
-from quire.storage.db import id_list, in_ids, is_postgres
+from quire.storage.db import dialect, id_list, in_ids
 from quire.storage.schema import utcnow
 
 log = logging.getLogger(__name__)
@@ -37,46 +38,12 @@ class VecMeta:
 
 def chunk_key(conn: Connection) -> str:
     """The chunk id column of vec.page_vecs (vec0's rowid; a column on PostgreSQL)."""
-    return "chunk_id" if is_postgres(conn) else "rowid"
-
-
-#: pgvector's HNSW index for cosine distance (migration 0013; storage/pg_bulk.py builds it
-#: once after a bulk load).
-HNSW_INDEX_SQL = (
-    "CREATE INDEX IF NOT EXISTS ix_page_vecs_hnsw ON vec.page_vecs "
-    "USING hnsw (embedding vector_cosine_ops)"
-)
-
-
-def _create(conn: Connection, dim: int) -> None:
-    if is_postgres(conn):
-        conn.exec_driver_sql(
-            "CREATE TABLE IF NOT EXISTS vec.page_vecs (chunk_id bigint PRIMARY KEY "
-            "REFERENCES page_chunks (id) ON DELETE CASCADE, "
-            f"embedding vector({int(dim)}) NOT NULL)"
-        )
-        conn.exec_driver_sql(HNSW_INDEX_SQL)
-        return
-    conn.exec_driver_sql(
-        "CREATE TABLE IF NOT EXISTS vec.page_vecs_meta ("
-        "id INTEGER PRIMARY KEY CHECK (id = 1), model TEXT NOT NULL, dim INTEGER NOT NULL, "
-        "state TEXT NOT NULL CHECK (state IN ('ready','rebuilding')), "
-        "created_at DATETIME NOT NULL)"
-    )
-    conn.exec_driver_sql(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS vec.page_vecs USING vec0(embedding float[{int(dim)}])"
-    )
+    return dialect(conn).vector_key
 
 
 def read_meta(conn: Connection) -> VecMeta | None:
     """The recorded model, dimension and state, or None when the vector file is blank."""
-    exists = conn.exec_driver_sql(
-        "SELECT (to_regclass('vec.page_vecs') IS NOT NULL)::int "
-        "+ (to_regclass('vec.page_vecs_meta') IS NOT NULL)::int"
-        if is_postgres(conn)
-        else "SELECT count(*) FROM vec.sqlite_master WHERE name IN ('page_vecs', 'page_vecs_meta')"
-    ).scalar_one()
-    if exists < 2:
+    if dialect(conn).vector_tables(conn) < 2:
         return None
     row = conn.exec_driver_sql("SELECT model, dim, state FROM vec.page_vecs_meta").first()
     return VecMeta(row[0], int(row[1]), row[2]) if row else None
@@ -113,7 +80,7 @@ def ensure(conn: Connection, model: str, dim: int) -> bool:
             dim,
         )
     conn.exec_driver_sql("DROP TABLE IF EXISTS vec.page_vecs")
-    _create(conn, dim)
+    dialect(conn).create_vectors(conn, dim)
     state: State = "rebuilding" if chunks else "ready"
     _set_meta(conn, model, dim, state)
     return state == "rebuilding"
@@ -168,33 +135,8 @@ def add(conn: Connection, model: str, ids: list[int], vectors: npt.NDArray[np.fl
             {"ids": id_list(conn, ids)},
         )
     }
-    if is_postgres(conn):
-        pg_rows = [
-            {"id": cid, "v": pgvector_literal(vec)}
-            for cid, vec in zip(ids, vectors, strict=True)
-            if cid in live
-        ]
-        if pg_rows:
-            conn.execute(
-                text(
-                    "INSERT INTO vec.page_vecs (chunk_id, embedding) "
-                    "VALUES (:id, CAST(:v AS vector)) "
-                    "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding"
-                ),
-                pg_rows,
-            )
-        return len(pg_rows)
-    rows: list[dict[str, Any]] = [
-        {"id": cid, "v": np.ascontiguousarray(vec, dtype=np.float32).tobytes()}
-        for cid, vec in zip(ids, vectors, strict=True)
-        if cid in live
-    ]
-    if rows:
-        conn.execute(
-            text(f"DELETE FROM vec.page_vecs WHERE {in_ids(conn, 'rowid', 'ids')}"),
-            {"ids": id_list(conn, [r["id"] for r in rows])},
-        )
-        conn.execute(text("INSERT INTO vec.page_vecs(rowid, embedding) VALUES (:id, :v)"), rows)
+    rows = [(cid, vec) for cid, vec in zip(ids, vectors, strict=True) if cid in live]
+    dialect(conn).put_vectors(conn, rows)
     return len(rows)
 
 
@@ -224,9 +166,3 @@ def delete_orphans(conn: Connection) -> int:
 def count(conn: Connection) -> int:
     """Vectors stored."""
     return int(conn.exec_driver_sql("SELECT count(*) FROM vec.page_vecs").scalar_one())
-
-
-def pgvector_literal(vec: Any) -> str:
-    """pgvector's text form of a vector: shortest float32 round-trip digits."""
-    values = np.asarray(vec, dtype=np.float32)
-    return "[" + ",".join(str(x) for x in values) + "]"

@@ -1,6 +1,6 @@
 """The web sources a Perplexity passage cites: its ``[N]`` markers resolved against its turn.
 
-Ingest (ingest/perplexity_md.py) leaves two lists in a turn's page metadata: ``sources``, the
+Ingest (formats/perplexity_md.py) leaves two lists in a turn's page metadata: ``sources``, the
 turn's numbered web sources (``{"n", "url", "title"}``), and ``cites``, ``[offset, n]`` for
 every footnote marker in the page text (found at ingest, so a ``[1]`` inside code is not one).
 A chunk is a window of its page's text, so the markers inside it are the ones between its

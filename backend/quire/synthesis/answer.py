@@ -11,9 +11,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions
 from quire.retrieval.planner import Plan
-from quire.retrieval.search import Hit
 from quire.storage.records import TURN_KINDS, place
 from quire.synthesis.events import AnswerMode, Source, VerifyEvent
 

@@ -31,9 +31,10 @@ from quire.config import Settings
 from quire.errors import ErrorBody, InputError, LLMInterrupted, LLMUnavailable, QuireError
 from quire.llm.base import backend_label
 from quire.llm.router import LLMRouter
+from quire.retrieval.hits import Hit, SearchResult
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import Plan, heuristic_plan
-from quire.retrieval.search import Hit, Searcher, SearchResult
+from quire.retrieval.search import Searcher
 from quire.storage import chunks, conversations
 from quire.storage.db import Database
 from quire.synthesis import extractive, parse, prompts

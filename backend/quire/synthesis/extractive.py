@@ -27,10 +27,10 @@ import numpy as np
 from quire.embed.base import Embedder
 from quire.retrieval import lexical
 from quire.retrieval.highlight import highlight_patterns
+from quire.retrieval.hits import Hit
 from quire.retrieval.planner import identifiers
-from quire.retrieval.search import Hit
 from quire.retrieval.sentences import MAX_CHARS, ROWISH, split_sentences
-from quire.storage.segment import has_unspaced
+from quire.text.segment import has_unspaced
 
 MIN_CHARS = 8
 MAX_PASSAGES = 8

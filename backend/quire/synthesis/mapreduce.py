@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from quire.errors import LLMInterrupted, LLMUnavailable
 from quire.llm.base import Message, Purpose
 from quire.llm.router import LLMRouter, Reply
-from quire.retrieval.search import Hit
+from quire.retrieval.hits import Hit
 from quire.retrieval.windows import passage_span
 from quire.synthesis import extractive, parse, prompts
 from quire.synthesis.answer import Evidence, where

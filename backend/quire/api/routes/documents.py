@@ -12,7 +12,6 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Form, UploadFile, status
 from fastapi.responses import FileResponse, JSONResponse
-from sqlalchemy import text
 
 from quire.api.deps import DbDep, SettingsDep
 from quire.api.errors import error_response
@@ -29,9 +28,9 @@ from quire.api.schemas import (
     UploadResult,
 )
 from quire.errors import FileTooLarge, NotFound, QuireError
-from quire.ingest.chat_import import import_upload
-from quire.ingest.detect import detect_kind
+from quire.formats.detect import detect_kind
 from quire.ingest.intake import add_file, safe_filename
+from quire.sources.chat_import import import_upload
 from quire.storage import access, chunks, documents, jobs
 from quire.storage.records import Visibility
 
@@ -237,11 +236,7 @@ def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileRespo
     """The original file, inline (PDF viewers honour ``#page=N``)."""
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
-        stored = conn.execute(
-            text("SELECT stored_path, sha256, kind FROM documents WHERE id = :d"),
-            {"d": document_id},
-        ).one()
-    path = documents.original(settings.files_dir, *stored)
+        path = documents.original_of(conn, settings.files_dir, document_id)
     media = MEDIA_TYPES.get(doc["kind"]) or mimetypes.guess_type(doc["filename"])[0]
     return FileResponse(
         path,

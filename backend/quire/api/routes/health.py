@@ -10,7 +10,7 @@ from quire.api.schemas import EmbedderStatus, HealthOut, MeOut, MeUser, Reranker
 from quire.retrieval.rerank import find_model_file, resolve_model_dir
 from quire.retrieval.search import Searcher
 from quire.runtime import Runtime
-from quire.storage import access, vectors
+from quire.storage import access, documents, vectors
 
 router = APIRouter(prefix="/api", tags=["health"])
 
@@ -18,20 +18,16 @@ router = APIRouter(prefix="/api", tags=["health"])
 @router.get("/health", response_model=HealthOut)
 def health(db: DbDep, settings: SettingsDep, request: Request) -> HealthOut:
     with db.read() as conn:
-        counts = conn.exec_driver_sql(
-            "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM page_chunks), "
-            "(SELECT count(*) FROM ingest_jobs WHERE status = 'queued'), "
-            "(SELECT count(*) FROM ingest_jobs WHERE status = 'running')"
-        ).one()
+        counts = documents.library_counts(conn)
         meta = vectors.read_meta(conn)
         vec_count = vectors.count(conn) if meta else 0
     return HealthOut(
         status="ok",
         version=__version__,
-        documents=counts[0],
-        chunks=counts[1],
-        jobs_queued=counts[2],
-        jobs_running=counts[3],
+        documents=counts.documents,
+        chunks=counts.chunks,
+        jobs_queued=counts.jobs_queued,
+        jobs_running=counts.jobs_running,
         vectors=VectorStatus(
             model=meta.model if meta else None,
             dim=meta.dim if meta else None,

@@ -7,8 +7,8 @@ from fastapi import APIRouter
 
 from quire.api.deps import DbDep, RuntimeDep
 from quire.api.schemas import LanguagesOut, SourcesOut
-from quire.embed.languages import coverage
-from quire.ingest.language import library_languages
+from quire.embed.languages import coverage, library_languages
+from quire.storage import documents
 from quire.storage.source_runs import library_sources
 
 router = APIRouter(prefix="/api/library", tags=["library"])
@@ -20,7 +20,8 @@ def languages(db: DbDep, runtime: RuntimeDep) -> LanguagesOut:
     covers it; ``hint`` says what to set when one is not covered."""
     covered = coverage(runtime.embedder.name, runtime.settings.embed_languages)
     with db.read() as conn:
-        return LanguagesOut.model_validate(library_languages(conn, covered))
+        held = documents.language_counts(conn)
+    return LanguagesOut.model_validate(library_languages(held.languages, held.undetected, covered))
 
 
 @router.get("/sources", response_model=SourcesOut, summary="Where the documents came from")

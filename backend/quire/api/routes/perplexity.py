@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 from quire.api.deps import AdminOnly, SettingsDep, SyncRunnerDep
 from quire.api.schemas import ErrorOut
 from quire.config import Settings
-from quire.perplexity import browser
-from quire.perplexity.checkpoint import auth_path
-from quire.perplexity.status import record_login, status_report, sync_running
+from quire.sources.perplexity import browser
+from quire.sources.perplexity.checkpoint import auth_path
+from quire.sources.perplexity.status import record_login, status_report, sync_running
 
 # The sync is the library's (one account, set up on the server): an admin's, with people.
 router = APIRouter(prefix="/api/perplexity", tags=["perplexity"], dependencies=[AdminOnly])

@@ -1,0 +1,193 @@
+"""How pdfminer lays a page out, and its text in reading order.
+
+Vertical writing (Japanese and Chinese set top to bottom in columns from right to left) is
+decided per page before layout analysis, from the characters themselves: when most steps from
+one upright CJK character to the next in the content stream go down a column rather than
+across a line, the page is laid out with ``detect_vertical``, which reads columns right to
+left; other pages get exactly the analysis they always had. In a vertical box the word spaces
+pdfminer guesses between CJK characters are dropped, and a column that runs to the foot of the
+box continues into the next without a line break (the sentence goes on there).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from pdfminer.converter import PDFPageAggregator
+from pdfminer.layout import (
+    LAParams,
+    LTAnno,
+    LTChar,
+    LTCurve,
+    LTFigure,
+    LTImage,
+    LTPage,
+    LTTextBox,
+    LTTextBoxVertical,
+    LTTextLineVertical,
+)
+from pdfminer.pdfdocument import (
+    PDFDocument,
+)
+from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+from pdfminer.pdfpage import PDFPage
+from pdfminer.psexceptions import PSException
+
+from quire.text.scripts import (
+    CJK_TEXT,
+    UPRIGHT,
+)
+
+log = logging.getLogger(__name__)
+
+# Errors pdfminer raises on damaged input besides its own PSException tree.
+PARSE_ERRORS = (PSException, ValueError, KeyError, TypeError, IndexError, AssertionError, EOFError)
+
+# Defaults except all_texts: text inside Form XObjects (figures, and whole pages in some
+# generators) must not be lost. boxes_flow 0.5 orders two-column papers column by column.
+LAPARAMS = LAParams(
+    line_overlap=0.5,
+    char_margin=2.0,
+    line_margin=0.5,
+    word_margin=0.1,
+    boxes_flow=0.5,
+    detect_vertical=False,
+    all_texts=True,
+)
+# For pages in vertical writing: vertical text lines allowed, and columns set up to a column's
+# width apart grouped as one box (vertical text is set with wider gaps than horizontal lines).
+VERTICAL_LAPARAMS = copy.copy(LAPARAMS)
+VERTICAL_LAPARAMS.detect_vertical = True
+VERTICAL_LAPARAMS.line_margin = 1.5
+MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
+UPRIGHT_SHARE = 0.3  # ...and the share of the page's characters that must be upright
+
+
+def runs_vertically(layout: LTPage) -> bool | None:
+    """Whether the upright (CJK) characters of a page not yet analysed run down columns (True)
+    or across lines (False), by most steps from one to the next; None when too few step, or
+    when they are too small a part of the page (stacked pieces of a brace in a formula)."""
+    down = across = upright = total = 0
+    stack: list[Any] = [layout]
+    while stack:
+        chars: list[LTChar] = []
+        for item in stack.pop():
+            if isinstance(item, LTChar):
+                chars.append(item)
+            elif isinstance(item, LTFigure):
+                stack.append(item)
+        total += len(chars)
+        found = len(UPRIGHT.findall("".join(c.get_text() for c in chars)))
+        if not found:
+            continue  # no CJK at all: the common case costs one join and one search
+        upright += found
+        prev: LTChar | None = None
+        for char in chars:
+            if not (char.upright and UPRIGHT.fullmatch(char.get_text())):
+                prev = None
+                continue
+            if prev is not None:
+                size = max(prev.width, prev.height)
+                dx, dy = char.x0 - prev.x0, prev.y1 - char.y1
+                if abs(dx) <= size / 2 and 0 < dy <= 2 * size:
+                    down += 1
+                elif abs(dy) <= size / 2 and 0 < dx <= 2 * size:
+                    across += 1
+            prev = char
+    if down + across < MIN_DIRECTION_STEPS or upright < UPRIGHT_SHARE * total:
+        return None
+    return down > across
+
+
+class _Aggregator(PDFPageAggregator):
+    """Lays each page out with VERTICAL_LAPARAMS when its characters run vertically."""
+
+    vertical: bool | None = None
+
+    def end_page(self, page: PDFPage) -> None:
+        assert isinstance(self.cur_item, LTPage)
+        self.vertical = runs_vertically(self.cur_item)
+        self.laparams = VERTICAL_LAPARAMS if self.vertical else LAPARAMS
+        super().end_page(page)
+
+
+def _is_cjk(text: str) -> bool:
+    return bool(text) and CJK_TEXT.fullmatch(text) is not None
+
+
+def _vertical_text(box: LTTextBoxVertical) -> str:
+    """A vertical box's columns, right to left (see the module docstring)."""
+    text = ""
+    previous: LTTextLineVertical | None = None
+    for line in box:
+        if not isinstance(line, LTTextLineVertical):
+            continue
+        items = list(line)
+        parts: list[str] = []
+        for i, item in enumerate(items):
+            piece = item.get_text()
+            if isinstance(item, LTAnno) and (
+                piece == "\n"
+                or (
+                    0 < i < len(items) - 1
+                    and _is_cjk(items[i - 1].get_text()[-1:])
+                    and _is_cjk(items[i + 1].get_text()[:1])
+                )
+            ):
+                continue
+            parts.append(piece)
+        column = "".join(parts).strip()
+        if not column:
+            continue
+        runs_on = (
+            previous is not None
+            and previous.y0 - box.y0 <= previous.width
+            and _is_cjk(text[-1:])
+            and _is_cjk(column[:1])
+        )
+        text += column if runs_on or not text else "\n" + column
+        previous = line
+    return text
+
+
+def page_text(layout: LTPage) -> tuple[str, bool]:
+    """Text boxes in reading order (figure text after the body), and whether anything is drawn."""
+    boxes: list[str] = []
+    drawn = False
+
+    def walk(container: Any) -> None:
+        nonlocal drawn
+        for item in container:
+            if isinstance(item, LTTextBoxVertical):
+                boxes.append(_vertical_text(item))
+            elif isinstance(item, LTTextBox):
+                boxes.append(item.get_text().strip("\n"))
+            elif isinstance(item, LTFigure):
+                drawn = True
+                walk(item)
+            elif isinstance(item, LTImage | LTCurve):
+                drawn = True
+
+    walk(layout)
+    return "\n\n".join(b for b in boxes if b.strip()), drawn
+
+
+def iter_layouts(
+    doc: PDFDocument, pages: list[PDFPage]
+) -> Iterator[tuple[int, LTPage | None, bool | None]]:
+    """Each page's layout (None when unreadable) and whether it runs vertically."""
+    rsrcmgr = PDFResourceManager(caching=True)
+    device = _Aggregator(rsrcmgr, laparams=LAPARAMS)
+    interpreter = PDFPageInterpreter(rsrcmgr, device)
+    for number, page in enumerate(pages, start=1):
+        device.vertical = None
+        try:
+            interpreter.process_page(page)
+            yield number, device.get_result(), device.vertical
+        except PARSE_ERRORS as exc:
+            # One broken content stream should not sink the book; OCR may still read it.
+            log.warning("page %d: text layer unreadable (%s)", number, exc)
+            yield number, None, device.vertical
