@@ -5,6 +5,7 @@ from __future__ import annotations
 from quire.retrieval.hits import Hit
 from quire.retrieval.sentences import split_sentences
 from quire.synthesis import extractive
+from quire.synthesis.asks import Asks
 
 
 def _hit(text: str, chunk_id: int = 1, page: int = 1) -> Hit:
@@ -54,7 +55,7 @@ def test_select_prefers_sentences_with_the_rare_query_terms() -> None:
             page=5,
         ),
     ]
-    chosen = extractive.select("Who logged the tides at the lighthouse?", hits, None, count=3)
+    chosen = extractive.select("Who logged the tides at the lighthouse?", hits, None)
     assert chosen[0].text == "The lighthouse keeper logged every tide in a leather book."
     assert all(c.relevant for c in chosen)
     # No sentence of the second passage shares a term with the question.
@@ -80,7 +81,7 @@ def test_fragments_cut_by_chunk_boundaries_rank_below_whole_sentences() -> None:
             "in his book. The lighthouse keeper had to log the tide and",
         )
     ]
-    chosen = extractive.select("lighthouse keeper tide", hits, None, count=3)
+    chosen = extractive.select("lighthouse keeper tide", hits, None)
     assert chosen[0].text == "Later the lighthouse keeper wrote down each tide in his book."
     assert chosen[0].complete and not any(c.complete for c in chosen[1:])
 
@@ -106,10 +107,10 @@ def test_the_unit_holding_what_is_asked_for_and_the_identifier_comes_first() -> 
     chosen = extractive.select("What value does the DT_RISCV_VARIANT_CC tag have?", hits, None)
     assert chosen[0].text.startswith("DT_RISCV_VARIANT_CC has the value 0x70000001")
     assert chosen[0].identifier == 1.0
-    assert extractive.wants("How many users are there?", "It has 4039 users.") == 1.0
-    assert extractive.wants("How many users are there?", "It has many users.") == 0.0
-    assert extractive.wants("When did it start?", "It started in 1998.") == 1.0
-    assert extractive.wants("Why is the sky blue?", "Scattering.") == 0.5
+    assert Asks.of("How many users are there?").gives("It has 4039 users.") == 1.0
+    assert Asks.of("How many users are there?").gives("It has many users.") == 0.0
+    assert Asks.of("When did it start?").gives("It started in 1998.") == 1.0
+    assert Asks.of("Why is the sky blue?").gives("Scattering.") == 0.5
 
 
 def test_only_units_that_score_nearly_as_well_join_and_from_two_passages_at_most() -> None:
@@ -149,4 +150,88 @@ def test_japanese_and_chinese_passages_are_quoted_by_the_sentence_that_answers()
     zh = _hit("話說這件大案。這件案發生在雍正六、七年間，地方在廣東。眾人都說不知。")
     chosen = extractive.select("這件大案發生在哪幾年？", [zh], None)
     assert chosen and "雍正六、七年" in chosen[0].text and "眾人" not in chosen[0].text
-    assert extractive.wants("何人いましたか？", "三人いた。") == 1.0  # CJK numerals count
+    assert Asks.of("何人いましたか？").gives("三人いた。") == 1.0  # CJK numerals count
+
+
+def test_a_sentence_made_only_of_the_questions_words_never_leads() -> None:
+    hits = [
+        _hit(
+            "Who logged the tides at the lighthouse? The tides at the lighthouse were logged. "
+            "Margaret Hale logged them every morning in a leather book."
+        )
+    ]
+    chosen = extractive.select("Who logged the tides at the lighthouse?", hits, None)
+    assert chosen[0].text.startswith("Margaret Hale")
+    assert all(c.novelty > 0 for c in chosen)
+
+
+def test_the_sentence_after_the_one_that_matches_the_question_can_answer_it() -> None:
+    page = (
+        "The harbour was rebuilt twice. In 1887 the old pier at Whitby collapsed in a storm. "
+        "A schooner named Demeter had rammed it the night before. The town slept on."
+    )
+    hit = _hit(page)
+    chosen = extractive.select(
+        "What was the ship called that caused the old pier at Whitby to collapse?", [hit], None
+    )
+    assert "Demeter" in " ".join(c.text for c in chosen)
+    assert len(chosen) <= 1 + extractive.SUPPORTING
+
+
+def test_a_labelled_value_or_a_row_with_its_header_is_quoted_whole() -> None:
+    text = (
+        "The invoice lists the goods sold.\n\n"
+        "Model: BA graph · Clustering: 0.037 · Path length: 2.51\n"
+        "Model: WS graph · Clustering: 0.63 · Path length: 3.2\n\n"
+        "Termin płatności: 2021-05-03"
+    )
+    units = [u for _, u in split_sentences(text)]
+    assert "Model: BA graph · Clustering: 0.037 · Path length: 2.51" in units
+    chosen = extractive.select("How clustered is the BA graph model?", [_hit(text)], None)
+    assert chosen[0].text == "Model: BA graph · Clustering: 0.037 · Path length: 2.51"
+    assert chosen[0].complete
+
+
+def test_a_paragraph_set_one_line_apart_reads_as_sentences() -> None:
+    text = (
+        "Tag_RISCV_stack_align records the N-byte stack alignment for this object. The default "
+        "value is 16 for\n\nRV32I or RV64I, and 4 for RV32E.\n\nMerge Policy\n\nThe linker checks."
+    )
+    units = [u for _, u in split_sentences(text)]
+    assert "The default value is 16 for\n\nRV32I or RV64I, and 4 for RV32E." in units
+    assert "Merge Policy" in units and "The linker checks." in units
+
+
+def test_what_a_question_asks_for() -> None:
+    assert Asks.of("Which e_machine value identifies an ELF file?").kind == "number"
+    assert Asks.of("Which opcode byte is assigned to PUSH0?").gives("0x5f PUSH0") == 1.0
+    # The 0 of PUSH0 is part of a name, not a number the question gave.
+    assert Asks.of("Which opcode byte is assigned to PUSH0?").gives("PUSH0 pushes zero") == 0.0
+    partner = Asks.of("What do the players get when one betrays a partner who cooperates?")
+    assert partner.kind == "other"  # a relative "who" and "when" ask for nothing
+    choice = Asks.of("Is a plain char signed or unsigned in the C ABI?")
+    assert choice.novelty("char is unsigned.") == 1.0 and choice.gives("char is signed.") == 1.0
+    assert choice.gives("char is signed or unsigned by platform.") == 0.0
+    assert Asks.of("How many users are there?").novelty("There are many users there.") == 0.0
+    assert (
+        Asks.of("If a function uses a frame pointer, which register holds it?").gives(
+            "it must reside in x8 (s0)"
+        )
+        == 1.0
+    )
+
+
+def test_a_number_question_is_answered_by_the_sentence_that_holds_a_number() -> None:
+    asks = Asks.of("How many nests of the slave-making ant did Darwin open himself?")
+    assert asks.gives("I opened fourteen nests of F. sanguinea.") == 1.0  # a number in words
+    assert asks.gives("Darwin opened the nests himself.") == 0.0
+    # A number the question itself says ("the two players") is not an answer, nor a name.
+    two = Asks.of("How much do the two players get when one betrays the other?")
+    assert two.gives("Both players get two points.") == 0.0 and "two" not in two.numbers
+    hit = _hit(
+        "Darwin opened the nests of the slave-making ant himself, with great care. "
+        "He found slaves in all of the nests he opened, fourteen in number. The rest is lost."
+    )
+    chosen = extractive.select("How many nests of the slave-making ant did Darwin open?", [hit])
+    assert "fourteen" in chosen[0].text
+    assert extractive.select("How many nests did Darwin open?", [_hit("Darwin opened nests.")]) == []

@@ -32,10 +32,13 @@ _BOUNDARY = re.compile(
     r"|[.!؟۔]\s+(?=[\u0600-\u06ff])"
 )
 MAX_CHARS = 600
+#: A line this long is a line of running text (a heading or a table cell is shorter).
+FULL_LINE = 60
 #: Lines this short on average are rows (a table, a list, code), each a unit.
 SHORT_LINE = 32
-#: A line laid out as a table row: cells between bars, or separated by runs of spaces/tabs.
-ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t")
+#: A line laid out as a table row: cells between bars, or separated by runs of spaces/tabs, or
+#: written with its headers ("Model: BA graph · Clustering: 0.037", formats/pdf).
+ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t|\S · \S")
 
 
 def split_sentences(passage: str) -> list[tuple[int, str]]:
@@ -44,11 +47,28 @@ def split_sentences(passage: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     pos = 0
     for m in _BOUNDARY.finditer(passage):
+        if m.group(0).lstrip(" \t").startswith("\n") and _runs_on(passage, m.start(), m.end()):
+            continue
         end = m.start() + len(m.group(0).rstrip())
         _add(out, passage, pos, end)
         pos = m.end()
     _add(out, passage, pos, len(passage))
     return out
+
+
+def _runs_on(passage: str, start: int, end: int) -> bool:
+    """Whether the sentence goes on across the blank line at [start, end): some layouts set
+    every line of a paragraph apart ("The default value is 16 for\n\nRV32I or RV64I."). It
+    does when the line before is a full one (not a heading or a table cell) that ends inside
+    a sentence, and the text after starts as words do."""
+    line = passage[passage.rfind("\n", 0, start) + 1 : start].rstrip()
+    after = passage[end : end + 1]
+    return (
+        len(line) >= FULL_LINE
+        and (line[-1:].isalnum() or line[-1:] in ",;")
+        and not ROWISH.search(line)
+        and (after.isalnum() or after in "(\"'“")
+    )
 
 
 def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None:
@@ -61,9 +81,10 @@ def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None
         out.append((start + lead, sentence))
         return
     lines = sentence.split("\n")
+    filled = sum(bool(ln.strip()) for ln in lines)
     rows = sum(bool(ROWISH.search(ln)) for ln in lines)
     if rows >= 2 or (
-        len(lines) > 2 and (len(sentence) > MAX_CHARS or len(sentence) / len(lines) < SHORT_LINE)
+        filled > 2 and (len(sentence) > MAX_CHARS or len(sentence) / filled < SHORT_LINE)
     ):
         # Rows of a table or code: each line is a unit of its own.
         offset = start + lead

@@ -58,7 +58,6 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 8000
 ANSWER_MAX_SOURCES = 15
-EXTRACTIVE_SENTENCES = 5
 HISTORY_TURNS = 6
 SECOND_ROUND_SOURCES = 5
 _ANAPHORA = re.compile(
@@ -405,9 +404,7 @@ class ChatEngine:
         keys = [(h.document_id, h.page) for h in hits[: extractive.MAX_PASSAGES]]
         with self.db.read() as conn:
             pages = chunks.page_texts(conn, keys)
-        return extractive.select(
-            question, hits, self.searcher.embedder, count=EXTRACTIVE_SENTENCES, pages=pages
-        )
+        return extractive.select(question, hits, self.searcher.embedder, pages=pages)
 
     # -- storing ----------------------------------------------------------------------------
     def _store(

@@ -1,18 +1,25 @@
-"""Extractive answers: the sentences of the top passages that best answer the question, quoted
-verbatim and cited. This is what Quire answers with when no LLM is reachable, and what the map
-stage falls back to when a model returns nothing usable for a batch.
+"""Extractive answers: the sentence of the top passages that answers the question, quoted
+verbatim and cited, then at most two that support it. This is what Quire answers with when no
+LLM is reachable, and what the map stage falls back to when a model returns nothing usable for
+a batch.
 
-The units quoted are sentences, and the rows of tables and code (a line of a table holds one
-fact; as part of a long "sentence" it would never be quoted). A unit scores by:
-- the query terms it contains, weighted by how rare they are among the candidates;
+The units quoted are sentences, and the rows of tables (``Model: BA graph · Clustering:
+0.037``), ``KEY: value`` lines and code (a line of a table holds one fact; as part of a long
+"sentence" it would never be quoted). A unit scores by:
+- the query terms it contains, weighted by how rare they are among the candidates, or, for
+  the sentence after (or before) one that matches the question, a share of its neighbour's:
+  the answer is often the next sentence ("Who did it?" → "…the event. Smith did it.");
 - the question's identifiers (``DT_RISCV_VARIANT_CC``, ``EIP-3529``, ``PUSH0``) it contains
   whole;
-- whether it holds what the question asks for: a number for "how many / what value", a year
-  or date for "when", a name for "who";
+- whether it gives what the question asks for beyond the question's own words: a number for
+  "how many / what value", a date for "when", a name for "who / which city", a definition,
+  a list (synthesis/asks.py);
+- how much it says beyond the question's words: a sentence made only of them (a heading, a
+  restatement) never leads the answer;
 - its cosine to the question, for the likeliest units (MiniLM compares sentences well);
 - the rank of its passage, and whether it reads as a whole sentence.
-The answer leads with the best unit and adds only units that score nearly as well, from at
-most two passages, so that it cites what supports it and little else. Units come from
+The answer leads with the best unit and adds at most two that score nearly as well, from its
+own page first, so that it cites what supports it and little else. Units come from
 retrieval/sentences.py.
 """
 
@@ -30,70 +37,87 @@ from quire.retrieval.highlight import highlight_patterns
 from quire.retrieval.hits import Hit
 from quire.retrieval.planner import identifiers
 from quire.retrieval.sentences import MAX_CHARS, ROWISH, split_sentences
+from quire.synthesis.asks import Asks
 from quire.text.segment import has_unspaced
 
 MIN_CHARS = 8
 MAX_PASSAGES = 8
-MAX_SENTENCES = 200
+MAX_SENTENCES = 240
 EMBED_SENTENCES = 40
 FRAGMENT_FACTOR = 0.85  # a sentence cut by the layout (a column, a box) reads less well
-#: A unit joins the answer when it scores this share of the best one.
+#: Kinds of answer a lead must hold (a question asking "how many" is not answered by a
+#: sentence without a number, however close).
+EXACT = ("number", "date")
+#: A unit supports the lead when it scores this share of it.
 KEEP_RATIO = 0.8
+#: ... and, from another page than the lead's, this share.
+OTHER_PAGE_RATIO = 0.95
+#: The lead and at most this many supporting units.
+SUPPORTING = 2
 MAX_SOURCES = 2
 #: How much each feature counts in a unit's score.
-WEIGHTS = {"lexical": 0.40, "cosine": 0.35, "identifier": 0.25, "kind": 0.15, "prior": 0.15}
+WEIGHTS = {
+    "lexical": 0.40,
+    "cosine": 0.35,
+    "identifier": 0.25,
+    "gives": 0.20,
+    "novelty": 0.10,
+    "prior": 0.20,
+}
+#: The share of a neighbour's match a unit inherits: the sentence after the one that matches
+#: the question often answers it; the one before, less often.
+AFTER_MATCH = 0.7
+BEFORE_MATCH = 0.35
+#: A unit that says nothing beyond the question's words keeps this share of its score.
+RESTATES = 0.3
+#: A query term (or identifier) in the passage's heading path counts this share for its units.
+HEADING_SHARE = 0.5
+#: A unit that reads like a heading (a few capitalised words, no sentence) keeps this share.
+HEADING_LIKE = 0.6
+_HEADING_LIKE = re.compile(
+    r"^(\d+(\.\d+)*\.?\s+)?([A-Z][\w’'-]*[\s,:]+){0,7}[A-Z][\w’'-]*(\s+\d+(\.\d+)*)?\.?$"
+)
+#: A unit that points elsewhere for its content ("the section below lists …") keeps this share.
+POINTS_ELSEWHERE = 0.8
+_POINTS_ELSEWHERE = re.compile(
+    r"\b(below|as follows|the following|listed in|shown in|described in|given in|"
+    r"see (section|table|figure|chapter))\b",
+    re.I,
+)
 # A complete sentence: starts as one (after opening quotes or brackets, a capital, a digit,
 # or a letter of a script without case) and ends as one (. ! ? and the CJK 。！？, Arabic ؟,
 # closing quotes and brackets after).
 _OPENING = "\"'“‘([「『（"
 _ENDS = re.compile(r"[.!?。！？؟][\"'”’)\]」』）]*$")
+# A ``KEY: value`` line or a table row written with its headers (``Model: BA · Nodes: 4039``).
+_LABELLED = re.compile(r"^[^:.!?]{1,60}:\s*\S")
 # MiniLM cosines of unrelated sentences sit around 0-0.2, related ones above ~0.4.
 MIN_COSINE = 0.35
-_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
-# What a question asks for, and what a unit must hold to give it.
-_ASKS_NUMBER = re.compile(
-    r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall)|"
-    r"what (value|number|percentage|share|size|length|rate|threshold|amount|total|"
-    r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code)|"
-    r"which (value|number|byte|opcode|code)|at what|up to what|by how|to what (value|level))\b"
-    r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
-    r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)",
-    re.IGNORECASE,
-)
-_ASKS_DATE = re.compile(
-    r"\b(when|what year|which year|what date|in which year)\b|何月|何日|何年|いつ|哪年|哪一年|"
-    r"何時|幾時|几时|哪天|哪幾年|哪几年",
-    re.I,
-)
-_ASKS_NAME = re.compile(
-    r"\b(who|whom|whose|which (author|person|title|book|paper))\b|誰|だれ|名前|谁|誰人|何人",
-    re.I,
-)
-_YEAR = re.compile(
-    r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-)
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 
 
 @dataclass
 class Sentence:
     text: str
-    start: int  # offset in the passage
+    start: int  # offset in the passage (negative: it starts before the passage, on the page)
     hit_index: int  # rank of its passage among the hits (0 = best)
+    order: int = 0  # its place among the units of its passage's page (or passage)
     score: float = 0.0
     lexical: float = 0.0  # share of the (idf-weighted) query terms it contains
+    support: float = 0.0  # its lexical match, or a share of its neighbours'
     cosine: float = 0.0  # similarity to the question (0 without an embedder)
     identifier: float = 0.0  # share of the question's identifiers it contains whole
+    gives: float = 0.0  # holds what the question asks for (asks.py)
+    novelty: float = 0.0  # says something beyond the question's words (0-1)
 
     @property
     def relevant(self) -> bool:
-        return self.lexical > 0 or self.identifier > 0 or self.cosine >= MIN_COSINE
+        return self.support > 0 or self.identifier > 0 or self.cosine >= MIN_COSINE
 
     @property
     def complete(self) -> bool:
         """Not a fragment left by a chunk boundary: starts like a sentence, ends like one, or
-        is a whole row of a table."""
-        if "\n" not in self.text and ROWISH.search(self.text):
+        is a whole row of a table or a labelled line."""
+        if "\n" not in self.text and (ROWISH.search(self.text) or _LABELLED.search(self.text)):
             return True
         first = self.text.lstrip(_OPENING)[:1]
         starts = first.isdigit() or (first.isalpha() and not first.islower())
@@ -102,17 +126,19 @@ class Sentence:
 
 def units(hit: Hit, page_text: str | None = None) -> list[tuple[int, str]]:
     """The units of a hit's passage: its page's units that overlap the passage when the page
-    is known (so that a sentence cut by the chunk's edge is whole), else the passage's own.
+    is known (so that a sentence cut by the chunk's edge is whole), with the unit just before
+    and just after it (the answer is often the next sentence), else the passage's own.
     Offsets are into the passage (negative: the unit starts before it, on the page)."""
     at = page_text.find(hit.text) if page_text else -1
     if page_text is None or at < 0:
         return split_sentences(hit.text)
     end = at + len(hit.text)
-    return [
-        (start - at, unit)
-        for start, unit in split_sentences(page_text)
-        if start < end and start + len(unit) > at
-    ]
+    page = split_sentences(page_text)
+    inside = [i for i, (start, unit) in enumerate(page) if start < end and start + len(unit) > at]
+    if not inside:
+        return []
+    lo, hi = max(inside[0] - 1, 0), min(inside[-1] + 2, len(page))
+    return [(start - at, unit) for start, unit in page[lo:hi]]
 
 
 def _usable(sentence: str) -> bool:
@@ -129,16 +155,28 @@ def _term_patterns(question: str) -> list[re.Pattern[str]]:
     return [p for t in lexical.terms(question) for p in highlight_patterns([t], [])]
 
 
-def wants(question: str, text: str) -> float:
-    """1 when ``text`` holds the kind of thing the question asks for (a number, a date, a
-    name), 0 when it does not, 0.5 when the question asks for nothing in particular."""
-    if _ASKS_NUMBER.search(question):
-        return 1.0 if _DIGIT.search(text) else 0.0
-    if _ASKS_DATE.search(question):
-        return 1.0 if _YEAR.search(text) else 0.0
-    if _ASKS_NAME.search(question):
-        return 1.0 if _NAME.search(text) else 0.0
-    return 0.5
+def _candidates(
+    hits: Sequence[Hit], max_passages: int, pages: Mapping[tuple[int, int], str] | None
+) -> list[Sentence]:
+    pool: list[Sentence] = []
+    for i, hit in enumerate(hits[:max_passages]):
+        page = (pages or {}).get((hit.document_id, hit.page))
+        for order, (start, sentence) in enumerate(units(hit, page)):
+            if _usable(sentence):
+                pool.append(Sentence(sentence, start, i, order))
+    return pool[:MAX_SENTENCES]
+
+
+def _neighbour_support(pool: list[Sentence], lex: np.ndarray) -> np.ndarray:
+    """Each unit's match, or the share it inherits from the unit before or after it."""
+    support = lex.copy()
+    for k in range(1, len(pool)):
+        a, b = pool[k - 1], pool[k]
+        if a.hit_index != b.hit_index or b.order != a.order + 1:
+            continue
+        support[k] = max(support[k], AFTER_MATCH * lex[k - 1])
+        support[k - 1] = max(support[k - 1], BEFORE_MATCH * lex[k])
+    return support
 
 
 def score_sentences(
@@ -150,55 +188,83 @@ def score_sentences(
     pages: Mapping[tuple[int, int], str] | None = None,
 ) -> list[Sentence]:
     """Candidate units of the top passages, best first. With ``pages`` (the text of each
-    (document, page)), a sentence a chunk boundary cut is quoted whole from its page."""
-    pool: list[Sentence] = []
-    for i, hit in enumerate(hits[:max_passages]):
-        for start, sentence in units(hit, (pages or {}).get((hit.document_id, hit.page))):
-            if _usable(sentence):
-                pool.append(Sentence(sentence, start, i))
-    pool = pool[:MAX_SENTENCES]
+    (document, page)), a sentence a chunk boundary cut is quoted whole from its page, and the
+    sentences next to the passage are candidates too."""
+    pool = _candidates(hits, max_passages, pages)
     if not pool:
         return []
+    asks = Asks.of(question)
     patterns = _term_patterns(question)
+    headings = [hits[s.hit_index].heading_path or "" for s in pool]
     matches = np.array(
         [[bool(p.search(s.text)) for p in patterns] for s in pool], dtype=np.float32
     ).reshape(len(pool), len(patterns))
     if patterns:
         df = matches.sum(axis=0)
         idf = np.log1p(len(pool) / (1.0 + df))
-        lex = matches @ idf / max(float(idf.sum()), 1e-9)
+        # A term in the passage's heading path counts for each of its units, less.
+        in_heading = np.array(
+            [[bool(p.search(h)) for p in patterns] for h in headings], dtype=np.float32
+        ).reshape(len(pool), len(patterns))
+        lex = np.maximum(matches, HEADING_SHARE * in_heading) @ idf / max(float(idf.sum()), 1e-9)
     else:
         lex = np.zeros(len(pool), dtype=np.float32)
-    idents = [i.lower() for i in identifiers(question)]
+    support = _neighbour_support(pool, lex)
     ident = np.array(
-        [sum(i in s.text.lower() for i in idents) / len(idents) if idents else 0.0 for s in pool],
+        [_identifiers(question, asks, s.text, h) for s, h in zip(pool, headings, strict=True)],
         dtype=np.float32,
     )
-    kind = np.array([wants(question, s.text) for s in pool], dtype=np.float32)
+    gives = np.array([asks.gives(s.text) for s in pool], dtype=np.float32)
+    novelty = np.array([asks.novelty(s.text) for s in pool], dtype=np.float32)
     cos = np.zeros(len(pool), dtype=np.float32)
     prior = np.array([1.0 / (1.0 + 0.3 * s.hit_index) for s in pool], dtype=np.float32)
     if embedder is not None:
         # Embedding every sentence costs ~6 ms each on one CPU thread: only the likeliest,
         # by query terms and passage rank, are compared in meaning.
-        likely = np.argsort(-(lex + ident + 0.5 * prior), kind="stable")[:EMBED_SENTENCES]
+        likely = np.argsort(-(support + ident + 0.5 * prior), kind="stable")[:EMBED_SENTENCES]
         try:
             vecs = embedder.embed([question] + [pool[int(k)].text for k in likely])
             cos[likely] = np.clip(vecs[1:] @ vecs[0], 0.0, 1.0)
         except Exception:  # noqa: BLE001 - lexical scores still give an answer
             cos = np.zeros(len(pool), dtype=np.float32)
     for k, s in enumerate(pool):
-        s.lexical, s.cosine, s.identifier = float(lex[k]), float(cos[k]), float(ident[k])
+        s.lexical, s.support, s.cosine = float(lex[k]), float(support[k]), float(cos[k])
+        s.identifier, s.gives, s.novelty = float(ident[k]), float(gives[k]), float(novelty[k])
         s.score = (
-            WEIGHTS["lexical"] * s.lexical
+            WEIGHTS["lexical"] * s.support
             + WEIGHTS["cosine"] * s.cosine
             + WEIGHTS["identifier"] * s.identifier
-            + WEIGHTS["kind"] * float(kind[k])
+            + WEIGHTS["gives"] * s.gives
+            + WEIGHTS["novelty"] * s.novelty
             + WEIGHTS["prior"] * float(prior[k])
         )
         if not s.complete:
             s.score *= FRAGMENT_FACTOR
+        if s.novelty == 0.0:
+            s.score *= RESTATES
+        elif _HEADING_LIKE.match(s.text):
+            s.score *= HEADING_LIKE
+        if _POINTS_ELSEWHERE.search(s.text):
+            s.score *= POINTS_ELSEWHERE
     pool.sort(key=lambda s: -s.score)
     return pool
+
+
+def _identifiers(question: str, asks: Asks, text: str, heading: str) -> float:
+    """The share of the question's identifiers and numbers the unit holds whole (or, less,
+    its passage's heading path: the section says what its sentences are about)."""
+    wanted = [i.lower() for i in identifiers(question)] + sorted(asks.numbers)
+    if not wanted:
+        return 0.0
+    low, head = text.lower(), heading.lower()
+    found = 0.0
+    for w in wanted:
+        pattern = rf"(?<![\w.]){re.escape(w)}(?![\w]|\.\d)"
+        if re.search(pattern, low):
+            found += 1.0
+        elif re.search(pattern, head):
+            found += HEADING_SHARE
+    return found / len(wanted)
 
 
 def best_sentence(question: str, hit: Hit) -> str:
@@ -214,34 +280,47 @@ def select(
     hits: Sequence[Hit],
     embedder: Embedder | None = None,
     *,
-    count: int = 5,
-    per_passage: int = 2,
+    supporting: int = SUPPORTING,
     keep_ratio: float = KEEP_RATIO,
     max_sources: int = MAX_SOURCES,
     pages: Mapping[tuple[int, int], str] | None = None,
 ) -> list[Sentence]:
-    """The units to quote: the best first, then those that score at least ``keep_ratio`` of
-    it, at most ``per_passage`` from one passage and ``max_sources`` passages in all, no
-    repeats (overlapping chunks share sentences). Empty when no unit contains a query term or
-    is close in meaning: then nothing in the passages answers the question."""
-    chosen: list[Sentence] = []
-    seen: set[str] = set()
-    used: dict[int, int] = {}
-    for s in score_sentences(question, hits, embedder, pages=pages):
-        key = " ".join(s.text.lower().split())
-        if not s.relevant or key in seen or used.get(s.hit_index, 0) >= per_passage:
+    """The units to quote: the one that answers first, then at most ``supporting`` units that
+    score at least ``keep_ratio`` of it (``OTHER_PAGE_RATIO`` from another page), from at
+    most ``max_sources`` passages, no repeats (overlapping chunks share sentences). Empty when
+    no unit that says more than the question contains a query term or is close in meaning,
+    or when the best one lacks the number or date asked for: then nothing in the passages
+    answers the question."""
+    ranked = [s for s in score_sentences(question, hits, embedder, pages=pages) if s.relevant]
+    exact = Asks.of(question).kind in EXACT
+    # For a number or a date, the best unit that holds one: the answer is a figure, and a
+    # sentence around it without one is not the answer.
+    lead = next((s for s in ranked if s.novelty > 0 and (s.gives or not exact)), None)
+    if lead is None:
+        return []  # nothing says it, or nothing holds the number or date asked for
+    chosen = [lead]
+    seen = {_key(lead.text)}
+    used = {lead.hit_index}
+    page_of = {i: (h.document_id, h.page) for i, h in enumerate(hits)}
+    for s in ranked:
+        if len(chosen) > supporting:
+            break
+        key = _key(s.text)
+        if key in seen or s.novelty == 0:
             continue
-        if chosen and (
-            s.score < keep_ratio * chosen[0].score
-            or (s.hit_index not in used and len(used) >= max_sources)
-        ):
+        same_page = page_of[s.hit_index] == page_of[lead.hit_index]
+        if s.score < (keep_ratio if same_page else OTHER_PAGE_RATIO) * lead.score:
+            continue
+        if s.hit_index not in used and len(used) >= max_sources:
             continue
         chosen.append(s)
         seen.add(key)
-        used[s.hit_index] = used.get(s.hit_index, 0) + 1
-        if len(chosen) >= count:
-            break
+        used.add(s.hit_index)
     return chosen
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def clip(text: str, n: int) -> str:

@@ -86,6 +86,6 @@ Does the answer fully address the question? Reply with JSON only:
 
 # Extractive mode (no LLM): the heading above the quoted sentences.
 EXTRACTIVE_HEADER = (
-    "*Extractive answer: {why} These are the most relevant sentences from your documents, "
-    "quoted as written.*\n\n"
+    "*Extractive answer: {why} The sentence from your documents that answers, quoted as "
+    "written, then what supports it.*\n\n"
 )

@@ -1,0 +1,217 @@
+"""What a question asks for, and whether a sentence gives it beyond the question's own words.
+
+    asks = Asks.of("How many users are in the SNAP Facebook dataset?")
+    asks.kind                                   # "number"
+    asks.gives("It has 4039 users and 88,234 friend relationships.")   # 1.0
+    asks.novelty("The SNAP Facebook dataset has users.")               # 0.0: only its words
+
+The extractive answer (synthesis/extractive.py) leads with a sentence that gives what was asked:
+a number (with its unit), a date, a name of a person, organisation or place, a definition, a
+list, or, for a yes/no question, a sentence that says more than the question. A sentence made
+only of the question's words (the heading that restates it, the sentence that announces "the
+section below") gives nothing, however well it matches. All of this is regular expressions
+over the words: deterministic, local, and fast enough to run on every candidate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from quire.retrieval import lexical
+from quire.text.segment import has_unspaced
+from quire.text.stopwords import is_stopword
+
+Kind = Literal["number", "date", "name", "definition", "list", "yesno", "other"]
+
+_ASKS_NUMBER = re.compile(
+    r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall|"
+    r"clustered|steep|heavy)|"
+    r"what (value|number|percentage|share|size|length|rate|threshold|amount|total|"
+    r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code|slope|"
+    r"block number|weight|speed|capacity|count|age)|"
+    r"(which|what) ([\w-]+ )?(value|number|byte|opcode|code|block number)s?|at what|"
+    r"up to what|by how|"
+    r"to what (value|level))\b"
+    r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
+    r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)",
+    re.IGNORECASE,
+)
+_ASKS_DATE = re.compile(
+    r"^\W*(since )?when\b|\b(what year|which year|what date|in which year|what day)\b|"
+    r"何月|何日|何年|いつ|哪年|哪一年|何時|幾時|几时|哪天|哪幾年|哪几年",
+    re.I,
+)
+# "Who …?", "Where …?" (not the relative "a partner who cooperates"), "which register",
+# "what is the name": the answer names a person, place, organisation or thing.
+_ASKS_NAME = re.compile(
+    r"^\W*(in |from |by |to |for |with |at )?(who|whom|whose|where)\b|"
+    r"\b(which|what) (\w+ )?(author|person|title|book|paper|city|country|town|place|company|"
+    r"organi[sz]ation|ship|vessel|schooner|name|register|function|file|tag|image|tool|"
+    r"command|model|algorithm|hash|language|denomination|opcode|instruction|abi|format|"
+    r"library|label|version|term|word)s?\b|what (is|was) (it|the \w+) called\b"
+    r"|誰|だれ|名前|谁|誰人|何人|どこ|哪裡|哪里",
+    re.I,
+)
+_ASKS_LIST = re.compile(
+    r"\b(which|what) (two|three|four|five|six|several)\b|\bwhat are the\b|\blist\b", re.I
+)
+_ASKS_DEFINITION = re.compile(
+    r"^\s*(what|who) (is|are) (an? |the )?\S+(\s+\S+){0,3}\s*\?*\s*$"
+    r"|\bwhat does \S+( \S+){0,3} mean\b|\bdefin(e|ition)\b",
+    re.I,
+)
+_ASKS_YESNO = re.compile(
+    r"^\s*(is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)\b", re.I
+)
+_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
+# A number standing alone (not the 0 of PUSH0 or the 32 of ILP32E).
+_NUMBER = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+|\d[\d,.:]*\d|\d)(?![\w])")
+# A number written as a word ("I opened fourteen nests", "a dozen", "twice").
+_NUMBER_WORD = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundreds?|thousands?|millions?|billions?|dozens?|half|twice|thrice|"
+    r"double|triple)\b",
+    re.I,
+)
+_YEAR = re.compile(
+    r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}(st|nd|rd|th)? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
+    r"Nov|Dec)|\b(January|February|March|April|May|June|July|August|September|October|"
+    r"November|December)\b|[年月日]"
+)
+# A capitalised word not at the start of the text or of a sentence, or a code-like token
+# (x8, s0, 0x5f, SHA2-256, traefik:v2.11).
+_NAME = re.compile(
+    r"(?<![.!?]\s)(?<!^)\b[A-Z][\w’'-]*[a-z][\w’'-]*"
+    r"|\b(?=[\w:.-]*\d)(?=[\w:.-]*[A-Za-z])[A-Za-z0-9][\w:.-]*[A-Za-z0-9]\b"
+)
+_DEFINES = re.compile(
+    r"\b(is|are|was|were|means?|meant|refers? to|denotes?|called|defined as|stands for)\b", re.I
+)
+_LISTS = re.compile(r",|;|\band\b|\bor\b|·")
+# Words and whole numbers (3.5, 88,234, 0x5f).
+_TOKEN = re.compile(r"\d[\d,.]*\d|\w+", re.UNICODE)
+# A section number (2.4., 3.1.2): says where, not what.
+_SECTION = re.compile(r"^\d+(\.\d+)+\.?$")
+_ALTERNATIVES = re.compile(r"\b(\w+)\s+or\s+(\w+)\b", re.I)
+#: New content words for a sentence to count as fully new (novelty 1).
+NEW_WORDS = 2
+#: Words sharing this long a prefix are the same word ("refunded", "refundable").
+SAME_PREFIX = 5
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry content: lower case, no stopwords, no single letters,
+    no section numbers."""
+    return [
+        w
+        for w in _TOKEN.findall(text.lower())
+        if (len(w) > 1 or w.isdigit()) and not is_stopword(w) and not _SECTION.match(w)
+    ]
+
+
+def _figures(text: str) -> set[str]:
+    """The numbers of ``text`` in figures, without thousands commas."""
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers of ``text``, in figures or in words."""
+    return _figures(text) | {m.group(0).lower() for m in _NUMBER_WORD.finditer(text)}
+
+
+def _prefix(word: str) -> str:
+    return word if word[:1].isdigit() else word[:SAME_PREFIX]
+
+
+@dataclass
+class Asks:
+    """A question's kind, and its own words (stems, numbers, names) to see past."""
+
+    question: str
+    kind: Kind
+    prefixes: set[str] = field(default_factory=set)
+    numbers: set[str] = field(default_factory=set)
+    said: set[str] = field(default_factory=set)  # its numbers, in figures or in words
+    names: set[str] = field(default_factory=set)
+    alternatives: list[tuple[str, str]] = field(default_factory=list)
+    unspaced: bool = False
+
+    @classmethod
+    def of(cls, question: str) -> Asks:
+        kind: Kind = "other"
+        if _ASKS_NUMBER.search(question):
+            kind = "number"
+        elif _ASKS_DATE.search(question):
+            kind = "date"
+        elif _ASKS_LIST.search(question):
+            kind = "list"
+        elif _ASKS_NAME.search(question):
+            kind = "name"
+        elif _ASKS_DEFINITION.search(question):
+            kind = "definition"
+        elif _ASKS_YESNO.search(question):
+            kind = "yesno"
+        words = content_words(question) + lexical.terms(question)
+        names = {m.group(0).lower() for m in _NAME.finditer(question)}
+        names.update(question.split()[:1])  # the first word is capitalised anyway
+        return cls(
+            question=question,
+            kind=kind,
+            prefixes={_prefix(w) for w in words},
+            numbers=_figures(question),
+            said=_numbers(question),
+            names={n.lower() for n in names},
+            alternatives=[
+                (a.lower(), b.lower())
+                for a, b in _ALTERNATIVES.findall(question)
+                if not is_stopword(a.lower()) and not is_stopword(b.lower())
+            ],
+            unspaced=has_unspaced(question),
+        )
+
+    def new_words(self, text: str) -> list[str]:
+        """The content words of ``text`` that are not the question's."""
+        return [w for w in content_words(text) if _prefix(w) not in self.prefixes]
+
+    def chooses(self, text: str) -> bool:
+        """For "is it A or B?": ``text`` names one of the two and not the other."""
+        words = {_prefix(w) for w in content_words(text)}
+        return any((_prefix(a) in words) != (_prefix(b) in words) for a, b in self.alternatives)
+
+    def novelty(self, text: str) -> float:
+        """How much ``text`` says beyond the question's words: 0 (nothing) to 1. Choosing one
+        of the question's alternatives ("char is unsigned.") says something."""
+        if self.unspaced or has_unspaced(text):
+            return 1.0  # no words to compare: CJK sentences are judged by the other features
+        if self.alternatives and self.chooses(text):
+            return 1.0
+        new = self.new_words(text)
+        # A new number says as much as a sentence's worth of words.
+        return min(1.0, sum(NEW_WORDS if w[:1].isdigit() else 1 for w in new) / NEW_WORDS)
+
+    def gives(self, text: str) -> float:
+        """1 when ``text`` holds what the question asks for, beyond the question's own
+        numbers and names; 0 when it does not; 0.5 when the question asks for nothing in
+        particular."""
+        if self.kind == "number":
+            if self.unspaced or has_unspaced(text):
+                return 1.0 if _DIGIT.search(text) else 0.0
+            return 1.0 if _numbers(text) - self.said else 0.0
+        if self.kind == "date":
+            return 1.0 if _YEAR.search(text) else 0.0
+        if self.kind == "name":
+            if self.unspaced or has_unspaced(text):
+                return 0.5
+            found = {m.group(0).lower() for m in _NAME.finditer(text)}
+            new = {n for n in found if _prefix(n) not in self.prefixes and n not in self.names}
+            return 1.0 if new else 0.0
+        if self.kind == "definition":
+            return 1.0 if _DEFINES.search(text) else 0.0
+        if self.kind == "list":
+            return 1.0 if _LISTS.search(text) else 0.0
+        if self.alternatives:
+            return 1.0 if self.chooses(text) else 0.0
+        return 0.5
