@@ -234,4 +234,5 @@ def test_a_number_question_is_answered_by_the_sentence_that_holds_a_number() -> 
     )
     chosen = extractive.select("How many nests of the slave-making ant did Darwin open?", [hit])
     assert "fourteen" in chosen[0].text
-    assert extractive.select("How many nests did Darwin open?", [_hit("Darwin opened nests.")]) == []
+    nothing = [_hit("Darwin opened nests.")]
+    assert extractive.select("How many nests did Darwin open?", nothing) == []
