@@ -1,0 +1,113 @@
+"""The runtime's heavy parts built once per test process and injected, and SQLite libraries
+copied from a template migrated once (docs/testing.md).
+
+Loading the ONNX embedder takes about half a second and running the 16 migrations on a blank
+file a quarter; the suite opens a few hundred apps, workers and databases. Every test still gets
+its own database files and its own app; only the read-only model is shared."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+from quire.app import create_app
+from quire.config import Settings
+from quire.embed.base import Embedder, Vectors
+from quire.ingest.worker import Worker
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
+
+#: The files a migrated SQLite library starts with.
+SQLITE_FILES = ("quire.db", "quire_vecs.db")
+
+
+class KeepOpen:
+    """An embedder shared by the tests: everything goes to the model but ``close``, since the
+    app or the worker that is handed it closes what it holds."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self._inner.embed(texts)
+
+    def close(self) -> None:
+        pass  # the process's model outlives each app and worker
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@functools.cache
+def _default_embedder() -> Embedder:
+    from quire.embed import make_embedder
+
+    return make_embedder(Settings())
+
+
+def _default_models(settings: Settings) -> bool:
+    """Whether ``settings`` ask for the packaged MiniLM as the default settings load it."""
+    default = Settings()
+    return (
+        settings.embedder == default.embedder == "local"
+        and settings.embed_model_dir is None
+        and settings.embed_threads == default.embed_threads
+        and settings.embed_batch == default.embed_batch
+    )
+
+
+def shared_embedder(settings: Settings) -> Embedder | None:
+    """The process's packaged MiniLM when ``settings`` would load exactly that, else None (the
+    app or worker then builds what the settings name, as in production)."""
+    return KeepOpen(_default_embedder()) if _default_models(settings) else None
+
+
+def make_app(settings: Settings) -> FastAPI:
+    """``create_app(settings)`` with the shared embedder injected when the settings allow."""
+    return create_app(settings, embedder=shared_embedder(settings))
+
+
+def make_worker(settings: Settings, db: Database | None = None) -> Worker:
+    """``Worker(settings, db)`` with the shared embedder injected when the settings allow."""
+    return Worker(settings, db, shared_embedder(settings))
+
+
+def drain(settings: Settings, db: Database | None = None) -> int:
+    """Run every queued ingest job with a real (in-process) worker; returns how many ran."""
+    worker = make_worker(settings, db)
+    try:
+        return worker.run(drain=True)
+    finally:
+        worker.close()
+
+
+def migrated_template(directory: Path) -> Path:
+    """A SQLite library migrated to head in ``directory`` (done once per session)."""
+    db = open_database(Settings(data_dir=directory))
+    db.dispose()
+    for leftover in directory.glob("*.lock"):
+        leftover.unlink()
+    return directory
+
+
+def seed_sqlite(template: Path, data_dir: Path) -> None:
+    """Copy the migrated template's files into ``data_dir`` (no-op if it holds a library): the
+    library then opens at head without running a migration."""
+    if (data_dir / "quire.db").exists():
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name in SQLITE_FILES:
+        shutil.copy(template / name, data_dir / name)
