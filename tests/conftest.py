@@ -28,7 +28,7 @@ SCIFACT = SHARED / "data" / "ir" / "scifact"
 @pytest.hookimpl(tryfirst=True)  # before -m deselects and xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
-    group_for_xdist(items, suffix_nodeids=bool(config.getvalue("loadgroup")))
+    group_for_xdist(items, suffix_nodeids=bool(getattr(config.option, "loadgroup", False)))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> HeaviestFirst | None:

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from fastapi import FastAPI
 
 from quire.app import create_app
 from quire.config import Settings
-from quire.embed.base import Embedder, Vectors
+from quire.embed.base import Embedder, Vectors, check_texts
 from quire.ingest.worker import Worker
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
@@ -26,12 +27,23 @@ from quire.storage.migrate import open_database
 SQLITE_FILES = ("quire.db", "quire_vecs.db")
 
 
-class KeepOpen:
-    """An embedder shared by the tests: everything goes to the model but ``close``, since the
-    app or the worker that is handed it closes what it holds."""
+#: Texts whose vectors the shared embedder keeps (~1.5 kB each); past it, it starts afresh.
+MEMO_TEXTS = 100_000
+
+
+class SharedEmbedder:
+    """The packaged MiniLM shared by a test process's apps and workers.
+
+    ``close`` does nothing: the app or worker that is handed it closes what it holds, and the
+    model outlives each of them. ``embed`` remembers each text's vector: the same documents are
+    ingested by many modules (Alice, the DMCA summary) and the model is a pure function of the
+    text — a text's vector is bit for bit the same alone or in any batch (ONNX Runtime, one
+    thread; tests/test_shared_models.py checks it) — so a text is run through the model once
+    per process. What the callers see, vectors and their order, is unchanged."""
 
     def __init__(self, inner: Embedder) -> None:
         self._inner = inner
+        self._memo: dict[str, Vectors] = {}
 
     @property
     def name(self) -> str:
@@ -42,7 +54,16 @@ class KeepOpen:
         return self._inner.dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        return self._inner.embed(texts)
+        texts = check_texts(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            if len(self._memo) + len(missing) > MEMO_TEXTS:
+                self._memo.clear()
+            for text, row in zip(missing, self._inner.embed(missing), strict=True):
+                self._memo[text] = row
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
 
     def close(self) -> None:
         pass  # the process's model outlives each app and worker
@@ -52,10 +73,10 @@ class KeepOpen:
 
 
 @functools.cache
-def _default_embedder() -> Embedder:
+def _default_embedder() -> SharedEmbedder:
     from quire.embed import make_embedder
 
-    return make_embedder(Settings())
+    return SharedEmbedder(make_embedder(Settings()))
 
 
 def _default_models(settings: Settings) -> bool:
@@ -72,7 +93,7 @@ def _default_models(settings: Settings) -> bool:
 def shared_embedder(settings: Settings) -> Embedder | None:
     """The process's packaged MiniLM when ``settings`` would load exactly that, else None (the
     app or worker then builds what the settings name, as in production)."""
-    return KeepOpen(_default_embedder()) if _default_models(settings) else None
+    return _default_embedder() if _default_models(settings) else None
 
 
 def make_app(settings: Settings) -> FastAPI:

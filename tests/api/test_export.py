@@ -13,12 +13,12 @@ import pytest
 from bibtexparser.middlewares import LatexDecodingMiddleware
 from fastapi.testclient import TestClient
 
-from quire.app import create_app
 from quire.config import Settings
 from tests.api.library import load_library
 from tests.api.sse import chat_events, first
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
+from tests.runtime import make_app
 
 pytestmark = pytest.mark.both_backends
 
@@ -43,7 +43,7 @@ def client(
         llm_backends="none",
         database_url=module_database_url,
     )
-    with TestClient(create_app(settings)) as c:
+    with TestClient(make_app(settings)) as c:
         load_library(c, settings, FILES)
         yield c
 
