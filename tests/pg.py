@@ -85,7 +85,7 @@ class PgServer:
 
     @staticmethod
     def database_of(url: str) -> str:
-        return url.rsplit("/", 1)[1].split("?", 1)[0]
+        return url.split("?", 1)[0].rsplit("/", 1)[1]  # the socket's path follows the "?"
 
     def drop_database(self, url: str) -> None:
         self._admin(f"DROP DATABASE IF EXISTS {self.database_of(url)} WITH (FORCE)")
