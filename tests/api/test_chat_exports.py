@@ -32,6 +32,7 @@ def _upload(client: TestClient, name: str, data: bytes) -> dict:  # type: ignore
     return {"status": r.status_code, **r.json()}
 
 
+@pytest.mark.slow  # a whole export ingested and embedded
 def test_upload_imports_each_conversation_and_search_cites_a_turn(
     client: TestClient, settings: Settings
 ) -> None:

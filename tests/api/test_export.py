@@ -20,7 +20,8 @@ from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
 from tests.runtime import make_app
 
-pytestmark = pytest.mark.both_backends
+# slow: a 100-page specification among four documents ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 # Small real documents (ingest embeds every chunk; Think Complexity and Darwin, whose
 # metadata tests/ingest/test_bibliographic.py reads, would take minutes here).

@@ -16,7 +16,8 @@ from tests.conftest import DOCS
 from tests.fakes.ollama import FakeOllama
 from tests.runtime import make_app
 
-pytestmark = pytest.mark.both_backends
+# slow: four books in four languages ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 EPUBS = {
     "pg39287-agony-column-ja-epub3.epub": "ja",

@@ -16,7 +16,8 @@ from tests.api.sse import chat_events, first
 from tests.conftest import DOCS
 from tests.runtime import make_app
 
-pytestmark = pytest.mark.both_backends
+# slow: a 100-page specification ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 SPEC = DOCS / "pdf" / "riscv-abi-spec-v1.0.pdf"
 
