@@ -39,17 +39,25 @@ api-types: $(STAMP) frontend
 run: install frontend
 	@bash scripts/run.sh
 
+# The suite on PYTEST_WORKERS processes (pytest-xdist; docs/testing.md). Tests that share an
+# expensive fixture are grouped onto one worker (tests/tiers.py). Bytecode is written so that
+# pytest's rewritten test modules are cached: each worker collects the whole suite.
+PYTEST_WORKERS ?= 3
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+
 # pytest includes the browser tests (tests/e2e/test_browser.py: Chromium against nginx + API +
 # worker serving the frontend/dist just built) and `mkdocs build --strict` (tests/test_docs.py).
+# The 20 slowest tests are listed at the end: the next one to make faster.
 test: install frontend
 	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
 	cd frontend && npx vitest --run
-	$(VENV)/bin/pytest -q
+	$(PYTEST) --durations=20
 
-# The inner loop: the unit tests (no real worker, nginx or browser), under 2 minutes here.
+# The inner loop: no real processes (stack, worker, CLI), no browser, no PostgreSQL, nothing
+# marked slow; under 2 minutes here.
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
-	$(VENV)/bin/pytest -q -m "not slow"
+	$(PYTEST) --durations=10 -m "not e2e and not browser and not postgres and not slow"
 
 lint: install frontend-lint
 	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks

@@ -49,6 +49,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "make run" in readme
 
 
+@pytest.mark.slow  # mkdocs builds the whole site
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     """About 5 s: the generated pages included (CLI, configuration, benchmark tables)."""
     build = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)]

@@ -26,7 +26,9 @@ from quire.api.routes import (
 )
 from quire.api.schemas import error_responses
 from quire.config import Settings
+from quire.embed.base import Embedder
 from quire.mcp import http as mcp_http
+from quire.retrieval.rerank import Reranker
 from quire.runtime import Runtime
 from quire.sources.perplexity.runner import SyncRunner
 from quire.storage import access
@@ -34,13 +36,19 @@ from quire.storage import access
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the API around ``settings`` (default: from the environment)."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
+) -> FastAPI:
+    """Build the API around ``settings`` (default: from the environment). ``embedder`` and
+    ``reranker`` replace the models the settings name (see ``Runtime.open``)."""
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        async with Runtime.open(settings) as runtime:
+        async with Runtime.open(settings, embedder=embedder, reranker=reranker) as runtime:
             sync_runner = SyncRunner(settings, runtime.db)
             log.info("Quire %s on %s", __version__, settings.data_dir)
             # Fail closed: what starts from here without a request's reader (the MCP

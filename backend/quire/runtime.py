@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 
 from quire.config import Settings
@@ -42,33 +42,54 @@ class Runtime:
     searcher: Searcher
     router: LLMRouter | None
     engine: ChatEngine
+    #: Whether ``close`` closes the embedder and the reranker: not when the caller passed them.
+    owns_models: tuple[bool, bool] = field(default=(True, True), repr=False)
 
     @classmethod
-    def open(cls, settings: Settings, *, rerank: bool = True, llm: bool = True) -> Runtime:
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        rerank: bool = True,
+        llm: bool = True,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+    ) -> Runtime:
         """Open the library: ``rerank`` loads the cross-encoder (when installed), ``llm``
-        prepares the LLM router (no connection is made until a question needs it)."""
+        prepares the LLM router (no connection is made until a question needs it).
+
+        ``embedder`` and ``reranker``, when given, are used instead of loading the ones the
+        settings name (the test suite loads each model once per session); they stay the
+        caller's to close."""
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = open_database(settings)
         closing = contextlib.ExitStack()
         closing.callback(db.dispose)
+        owns = (embedder is None, reranker is None)
         with closing:
-            embedder = make_embedder(settings)
-            closing.callback(embedder.close)
-            reranker = load_reranker(settings) if rerank else None
-            if reranker is not None:
-                closing.callback(reranker.close)
+            if embedder is None:
+                embedder = make_embedder(settings)
+                closing.callback(embedder.close)
+            if not rerank:
+                reranker = None
+            elif reranker is None:
+                reranker = load_reranker(settings)
+                if reranker is not None:
+                    closing.callback(reranker.close)
             searcher = Searcher(db, settings, embedder, reranker)
             router = make_router(settings) if llm else None
             engine = ChatEngine(db, settings, searcher, router)
             closing.pop_all()  # opened: the runtime closes them from now on
-        return cls(settings, db, embedder, reranker, searcher, router, engine)
+        return cls(settings, db, embedder, reranker, searcher, router, engine, owns)
 
     def close(self) -> None:
         """Close what is synchronous. A router must be closed in its event loop: ``aclose``."""
         self.searcher.close()
-        if self.reranker is not None:
+        own_embedder, own_reranker = self.owns_models
+        if self.reranker is not None and own_reranker:
             self.reranker.close()
-        self.embedder.close()
+        if own_embedder:
+            self.embedder.close()
         self.db.dispose()
 
     async def aclose(self) -> None:

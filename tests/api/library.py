@@ -10,8 +10,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
-from quire.ingest.worker import Worker
 from tests.conftest import DOCS
+from tests.runtime import drain
 
 FILES = (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf")
 
@@ -23,6 +23,4 @@ def load_library(client: TestClient, settings: Settings, paths: Sequence[Path] =
             "/api/documents", files={"files": (path.name, io.BytesIO(path.read_bytes()))}
         )
         assert r.status_code == 202, r.text
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
+    drain(settings)

@@ -12,9 +12,9 @@ from fpdf import FPDF
 from fpdf.enums import EncryptionMethod
 
 from quire.config import Settings
-from quire.ingest.worker import Worker
 from tests.conftest import DOCS
 from tests.ingest.test_epub import XXE, make_epub
+from tests.runtime import drain
 
 pytestmark = pytest.mark.both_backends
 
@@ -59,9 +59,7 @@ def test_bad_files_fail_their_jobs_with_reasons_and_good_ones_still_ingest(
     for f in rejected.values():
         assert f["error"]["message"]
 
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
+    drain(settings)
     for name, (_, phrase) in bad.items():
         if name in rejected:
             continue

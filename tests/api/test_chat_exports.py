@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
-from quire.ingest.worker import Worker
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
+from tests.runtime import drain
 
 pytestmark = pytest.mark.both_backends
 
@@ -32,6 +32,7 @@ def _upload(client: TestClient, name: str, data: bytes) -> dict:  # type: ignore
     return {"status": r.status_code, **r.json()}
 
 
+@pytest.mark.slow  # a whole export ingested and embedded
 def test_upload_imports_each_conversation_and_search_cites_a_turn(
     client: TestClient, settings: Settings
 ) -> None:
@@ -41,9 +42,7 @@ def test_upload_imports_each_conversation_and_search_cites_a_turn(
     assert result["kind"] == "chatgpt" and result["status"] == "queued" and result["job_id"]
     docs = client.get("/api/documents").json()["documents"]
     assert sorted(d["kind"] for d in docs) == ["chatgpt"] * 7
-    worker = Worker(settings)
-    worker.run(drain=True)  # the reembed job: vectors for the new chunks
-    worker.close()
+    drain(settings)  # the reembed job: vectors for the new chunks
     assert client.get(f"/api/jobs/{result['job_id']}").json()["status"] == "done"
 
     r = client.post(

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from quire.app import create_app
 from quire.config import Settings
-from tests.api.library import load_library
+from tests.api.library import FILES
 from tests.api.sse import answer_text, chat_events, first
 from tests.fakes.chat import Reply
 from tests.fakes.ollama import FakeOllama, unused_url
 from tests.fakes.rag_model import RagModel
+from tests.libraries import library_copy
+from tests.runtime import make_app
 
 pytestmark = pytest.mark.both_backends
 
@@ -25,12 +26,9 @@ QUESTION = "What did the White Rabbit take out of its waistcoat-pocket?"
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None) -> Settings:
-    data = tmp_path_factory.mktemp("chat-llm") / "data"
-    settings = Settings(data_dir=data, llm_backends="none", database_url=module_database_url)
-    with TestClient(create_app(settings)) as client:
-        load_library(client, settings)
-    return settings
+def library(request: pytest.FixtureRequest, backend: str) -> Iterator[Settings]:
+    """This module's copy of the Alice + DMCA library (tests/libraries.py)."""
+    yield from library_copy(request, backend, FILES, llm_backends="none")
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +54,7 @@ def make_client(library: Settings, fake_url: str, **overrides: Any) -> TestClien
         ollama_url=fake_url,
         **values,
     )
-    return TestClient(create_app(settings))
+    return TestClient(make_app(settings))
 
 
 def ask(client: TestClient, **body: Any) -> list[tuple[str, Any]]:

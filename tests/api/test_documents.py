@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from quire.config import Settings
 from quire.ingest.worker import Worker
 from tests.conftest import DOCS
+from tests.runtime import drain
 
 pytestmark = pytest.mark.both_backends
 
@@ -168,9 +169,7 @@ def test_a_scanned_page_serves_its_ocr_word_boxes(
     scan = DOCS / "pdf" / "scan-grumman-175.pdf"
     subprocess.run(["pdfseparate", "-f", "1", "-l", "1", str(scan), str(page1)], check=True)
     doc_id = upload(client, ("grumman.pdf", page1.read_bytes())).json()["files"][0]["document_id"]
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
+    drain(settings)
     page = client.get(f"/api/documents/{doc_id}/pages/1").json()
     assert page["source"] == "ocr"
     boxes = page["metadata"]["ocr_words"]

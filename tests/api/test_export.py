@@ -13,14 +13,15 @@ import pytest
 from bibtexparser.middlewares import LatexDecodingMiddleware
 from fastapi.testclient import TestClient
 
-from quire.app import create_app
 from quire.config import Settings
 from tests.api.library import load_library
 from tests.api.sse import chat_events, first
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
+from tests.runtime import make_app
 
-pytestmark = pytest.mark.both_backends
+# slow: a 100-page specification among four documents ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 # Small real documents (ingest embeds every chunk; Think Complexity and Darwin, whose
 # metadata tests/ingest/test_bibliographic.py reads, would take minutes here).
@@ -43,7 +44,7 @@ def client(
         llm_backends="none",
         database_url=module_database_url,
     )
-    with TestClient(create_app(settings)) as c:
+    with TestClient(make_app(settings)) as c:
         load_library(c, settings, FILES)
         yield c
 

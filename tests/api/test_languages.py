@@ -8,15 +8,16 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from quire.app import create_app
 from quire.config import Settings
 from tests.api.library import load_library
 from tests.api.sse import chat_events, first
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
 from tests.fakes.ollama import FakeOllama
+from tests.runtime import make_app
 
-pytestmark = pytest.mark.both_backends
+# slow: four books in four languages ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 EPUBS = {
     "pg39287-agony-column-ja-epub3.epub": "ja",
@@ -35,7 +36,7 @@ def library(
         llm_backends="none",
         database_url=module_database_url,
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         load_library(client, settings, [DOCS / "epub" / name for name in EPUBS])
         yield client, settings
 
@@ -128,7 +129,7 @@ def test_a_multilingual_ollama_model_covers_them_all(
         multilingual = settings.model_copy(
             update={"embedder": "ollama", "ollama_url": fake.url, "ollama_embed_model": "bge-m3"}
         )
-        with TestClient(create_app(multilingual)) as client:
+        with TestClient(make_app(multilingual)) as client:
             body = client.get("/api/library/languages").json()
     assert body["embedder"] == {
         "name": "ollama:bge-m3",
@@ -152,14 +153,14 @@ def test_an_unknown_embedder_is_said_so_and_the_setting_decides(
                 "ollama_embed_model": "my-embedder",
             }
         )
-        with TestClient(create_app(unknown)) as client:
+        with TestClient(make_app(unknown)) as client:
             body = client.get("/api/library/languages").json()
         assert body["embedder"]["known"] is False and body["embedder"]["multilingual"] is False
         assert {row["covered"] for row in body["languages"]} == {None}
         assert "QUIRE_EMBED_LANGUAGES" in body["hint"]
 
         told = unknown.model_copy(update={"embed_languages": "en,ja"})
-        with TestClient(create_app(told)) as client:
+        with TestClient(make_app(told)) as client:
             body = client.get("/api/library/languages").json()
     rows = {row["language"]: row["covered"] for row in body["languages"]}
     assert rows == {"ja": True, "en": True, "zh-Hant": False, "ar": False}

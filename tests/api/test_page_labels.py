@@ -8,15 +8,16 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from quire.app import create_app
 from quire.cli.chat import source_line
 from quire.config import Settings
 from quire.synthesis.events import Source
 from tests.api.library import load_library
 from tests.api.sse import chat_events, first
 from tests.conftest import DOCS
+from tests.runtime import make_app
 
-pytestmark = pytest.mark.both_backends
+# slow: a 100-page specification ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 SPEC = DOCS / "pdf" / "riscv-abi-spec-v1.0.pdf"
 
@@ -35,7 +36,7 @@ def loaded(
         llm_backends="none",
         database_url=module_database_url,
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         load_library(client, settings, [SPEC])
         yield client
 

@@ -7,24 +7,20 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from quire.app import create_app
-from quire.config import Settings
-from tests.api.library import load_library
+from tests.api.library import FILES
 from tests.api.test_documents import assert_error_shape
+from tests.libraries import library_copy
+from tests.runtime import make_app
 
 pytestmark = pytest.mark.both_backends
 
 
 @pytest.fixture(scope="module")
-def loaded(
-    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
-) -> Iterator[TestClient]:
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("search") / "data", database_url=module_database_url
-    )
-    with TestClient(create_app(settings)) as client:
-        load_library(client, settings)
-        yield client
+def loaded(request: pytest.FixtureRequest, backend: str) -> Iterator[TestClient]:
+    """The API on this module's copy of the Alice + DMCA library (tests/libraries.py)."""
+    for settings in library_copy(request, backend, FILES):
+        with TestClient(make_app(settings)) as client:
+            yield client
 
 
 def test_search_returns_cited_passages_with_ranks_and_timings(loaded: TestClient) -> None:

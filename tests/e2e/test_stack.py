@@ -6,7 +6,6 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,10 +18,13 @@ from tests.e2e.stack import run_stack
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def stack(tmp_path: Path, database_url: str | None) -> Iterator[str]:
-    env = {"QUIRE_DATABASE_URL": database_url} if database_url else {}
-    with run_stack(tmp_path, **env) as running:
+@pytest.fixture(scope="module")
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str | None
+) -> Iterator[str]:
+    """One stack per module and backend: its tests touch nothing the others read."""
+    env = {"QUIRE_DATABASE_URL": module_database_url} if module_database_url else {}
+    with run_stack(tmp_path_factory.mktemp("stack"), **env) as running:
         yield running.web
 
 

@@ -14,12 +14,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from quire.app import create_app
 from quire.config import Settings
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from tests.e2e.helpers import quire, start_worker, wait_until, write_long_text
 from tests.pg import PgServer
+from tests.runtime import make_app
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +123,7 @@ def test_the_database_going_away_mid_ingest_and_mid_search(
     log = tmp_path / "worker.log"
     worker = start_worker(tmp_path / "w", log, QUIRE_EMBED_BATCH="4", **env)
     try:
-        with TestClient(create_app(settings)) as client:
+        with TestClient(make_app(settings)) as client:
             wait_until(lambda: _counts(db)["vectors"] >= 8, 180, "some vectors to be written")
             assert client.post("/api/search", json={"query": "basalt glacier"}).status_code == 200
             own_server.pg_ctl("stop", "-m", "fast")

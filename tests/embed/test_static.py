@@ -28,6 +28,8 @@ from quire.embed.static import (
 from quire.errors import EmbedderUnavailable
 from tests.conftest import SCIFACT
 
+pytestmark = pytest.mark.slow  # the packaged MiniLM rebuilt with int8 activations
+
 QUERIES = [
     "0-dimensional biomaterials show inductive properties.",
     "ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors.",

@@ -151,6 +151,7 @@ def test_bad_datasets_and_options_are_input_errors(settings: Settings, tmp_path:
         evaluation.run_eval(settings, ds, variants=["bm25", "colbert"], embedder=HashEmbedder())
 
 
+@pytest.mark.slow  # the quire command indexes a corpus
 def test_cli_json_output_shape(tmp_path: Path, dataset: Path) -> None:
     r = quire(tmp_path / "data", "eval", "--dataset", str(dataset), "--json", "--split", "both")
     assert r.returncode == 0, r.stderr

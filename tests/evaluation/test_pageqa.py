@@ -19,6 +19,8 @@ from tests.e2e.helpers import quire
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.rag_model import QuotingModel
 
+pytestmark = pytest.mark.slow  # real documents ingested and scored
+
 QUESTIONS = [
     {
         "id": "t-dmca",

@@ -12,7 +12,8 @@ from tests.e2e.stack import Stack, run_stack
 
 TOKEN = "hardening-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-JOB_TIMEOUT_S = 15  # the slow PDF burns all of it; good files need a few seconds
+# The slow PDF burns all of it; good files need a few seconds, more with 3 xdist workers busy.
+JOB_TIMEOUT_S = 30
 JOB_MEMORY_MB = 1024
 MAX_UPLOAD_MB = 20  # run_stack's QUIRE_MAX_UPLOAD_MB; nginx allows 30m
 

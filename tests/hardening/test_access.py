@@ -19,10 +19,10 @@ from fastapi.testclient import TestClient
 from quire.api.auth import OPEN_PATHS, BindRefused, check_bind, is_loopback
 from quire.app import create_app
 from quire.config import Settings
-from quire.ingest.worker import Worker
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import REPO
 from tests.e2e.helpers import quire
+from tests.runtime import drain, make_app
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -137,9 +137,7 @@ def test_streams_and_uploads_need_the_token_and_work_with_it(
     )
     assert r.status_code == 202, r.text
     job_id = r.json()["files"][0]["job_id"]
-    worker = Worker(_settings(tmp_path))
-    worker.run(drain=True)
-    worker.close()
+    drain(_settings(tmp_path))
     _assert_401(client.get(f"/api/jobs/{job_id}/events"), False)
     with client.stream("GET", f"/api/jobs/{job_id}/events", headers=AUTH) as events:
         assert events.status_code == 200
@@ -163,7 +161,7 @@ PREFLIGHT = {"Origin": "https://evil.example", "Access-Control-Request-Method": 
 @pytest.mark.parametrize("token", [None, TOKEN])
 def test_cors_is_closed_by_default(tmp_path: Path, token: str | None) -> None:
     settings = Settings(data_dir=tmp_path / "data", api_token=token)
-    with TestClient(create_app(settings)) as c:
+    with TestClient(make_app(settings)) as c:
         r = c.options(
             "/api/search",
             headers={**PREFLIGHT, "Access-Control-Request-Headers": "authorization"},
@@ -176,7 +174,7 @@ def test_cors_is_closed_by_default(tmp_path: Path, token: str | None) -> None:
 
 def test_cors_allows_only_the_configured_origins(tmp_path: Path) -> None:
     settings = _settings(tmp_path, cors_origins="https://quire.example, http://localhost:5173/")
-    with TestClient(create_app(settings)) as c:
+    with TestClient(make_app(settings)) as c:
         good = {**PREFLIGHT, "Origin": "https://quire.example"}
         r = c.options(
             "/api/search", headers={**good, "Access-Control-Request-Headers": "authorization"}

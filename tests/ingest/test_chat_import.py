@@ -413,6 +413,7 @@ def _long_conversation(turns: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow  # 10,000 turns stored and embedded
 def test_a_conversation_of_10000_turns_in_bounded_time(
     tmp_path: Path, settings: Settings, db: Database
 ) -> None:

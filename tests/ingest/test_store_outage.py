@@ -11,12 +11,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from quire.app import create_app
 from quire.config import Settings
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
 from quire.storage.migrate import open_database
 from tests.api.test_documents import assert_error_shape
+from tests.runtime import make_app
 
 pytestmark = pytest.mark.both_backends
 
@@ -65,7 +65,7 @@ def test_a_job_waits_for_an_unreachable_store_and_runs_when_it_is_back(
         assert error is not None and error.startswith("retrying:")
         _due_now(worker)
     assert attempts == 4
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         r = client.get(f"/api/documents/{doc_id}/file")
         assert r.status_code == 503
         assert_error_shape(r.json(), 503, "store_unavailable")
@@ -87,7 +87,7 @@ def test_a_job_waits_for_an_unreachable_store_and_runs_when_it_is_back(
     status, error, job_status, job_error, _ = _state(settings, gone.document_id)
     assert (status, job_status) == ("failed", "failed")
     assert error is not None and "is missing from" in error and str(store) in error
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         r = client.get(f"/api/documents/{gone.document_id}/file")
         assert r.status_code == 404 and "is missing" in r.json()["error"]["message"]
     worker.close()

@@ -19,7 +19,6 @@ from fastapi.testclient import TestClient
 from fpdf import FPDF
 from sqlalchemy import text
 
-from quire.app import create_app
 from quire.cli import main
 from quire.config import Settings
 from quire.errors import InputError
@@ -29,6 +28,7 @@ from quire.sources.zotero.read import ZoteroUnreadable, read_library
 from quire.storage.migrate import open_database
 from tests.api.sse import chat_events, first
 from tests.conftest import DOCS
+from tests.runtime import drain, make_app, seed_sqlite
 
 pytestmark = pytest.mark.both_backends
 
@@ -169,8 +169,11 @@ def test_csl_json_says_it_names_no_files() -> None:
 
 # -- importing --------------------------------------------------------------------------------
 @pytest.fixture
-def settings(tmp_path: Path, database_url: str | None) -> Settings:
-    return Settings(data_dir=tmp_path / "data", llm_backends="none", database_url=database_url)
+def settings(tmp_path: Path, database_url: str | None, sqlite_template: Path) -> Settings:
+    built = Settings(data_dir=tmp_path / "data", llm_backends="none", database_url=database_url)
+    if database_url is None:
+        seed_sqlite(sqlite_template, built.data_dir)
+    return built
 
 
 def test_the_sample_imports_once_and_reports_the_shared_placeholder(settings: Settings) -> None:
@@ -244,10 +247,8 @@ def zotero_api(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output[result.output.index("{") :])
     assert (summary["new"], summary["attachments"], summary["skipped"]) == (4, 4, [])
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
-    with TestClient(create_app(settings)) as client:
+    drain(settings)
+    with TestClient(make_app(settings)) as client:
         yield client, settings, data
 
 

@@ -31,8 +31,9 @@ def fake(server: FakeOllama) -> Iterator[FakeOllama]:
     server.reset()
 
 
-async def eventually(predicate: Callable[[], bool], timeout_s: float = 3.0) -> None:
-    """Wait until ``predicate()`` holds; fail the test after ``timeout_s``."""
+async def eventually(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    """Wait until ``predicate()`` holds; fail the test after ``timeout_s`` (generous: with
+    three xdist workers on two cores, the fake server's thread can wait seconds for a core)."""
     with anyio.fail_after(timeout_s):
         while not predicate():
             await anyio.sleep(0.01)

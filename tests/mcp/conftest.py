@@ -10,9 +10,9 @@ import pytest
 
 from quire.config import Settings
 from quire.ingest.intake import add_file
-from quire.ingest.worker import Worker
 from quire.storage.migrate import open_database
 from tests.conftest import DOCS
+from tests.runtime import drain
 
 GRUMMAN = DOCS / "pdf" / "scan-grumman-175.pdf"
 DMCA = DOCS / "pdf" / "dmca-summary.pdf"
@@ -36,9 +36,7 @@ def mcp_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
             source_key=f"path:{path.resolve()}",
         )
     db.dispose()
-    worker = Worker(settings)
-    worker.run(drain=True)
-    worker.close()
+    drain(settings)
     return data
 
 

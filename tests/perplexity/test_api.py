@@ -11,7 +11,6 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser
 
-from quire.app import create_app
 from quire.config import Settings
 from quire.ingest.worker import Worker
 from quire.sources.perplexity.checkpoint import root
@@ -19,6 +18,7 @@ from tests.api.test_documents import assert_error_shape
 from tests.e2e.helpers import wait_until
 from tests.fakes.perplexity import FakePerplexity, make_thread
 from tests.perplexity.conftest import fast_settings, log_in
+from tests.runtime import make_app
 
 pytestmark = pytest.mark.slow  # real Chromium against the fake site
 
@@ -39,7 +39,7 @@ def status(client: TestClient, **params: Any) -> dict[str, Any]:
 
 
 def test_sync_without_a_login_is_a_409_with_the_hint(settings: Settings) -> None:
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         before = status(client)
         assert before["running"] is False and before["last_run"] is None
         assert before["login"] == {
@@ -65,7 +65,7 @@ def test_background_sync_one_at_a_time_then_status_and_search(
 ) -> None:
     log_in(settings, fake, chromium)
     fake.latency_s = 0.15  # long enough to find the sync running
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         r = client.post("/api/perplexity/sync")
         assert r.status_code == 202, r.text
         assert r.json()["running"] is True
@@ -117,7 +117,7 @@ def test_shutdown_stops_a_running_sync_which_resumes_later(
 ) -> None:
     log_in(settings, fake, chromium)
     fake.latency_s = 0.3
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         assert client.post("/api/perplexity/sync").status_code == 202
         wait_until(
             lambda: (root(settings) / "run.json").exists() or fake.thread_fetches >= 1,
@@ -127,7 +127,7 @@ def test_shutdown_stops_a_running_sync_which_resumes_later(
         started = time.monotonic()
     assert time.monotonic() - started < 20  # the lifespan waited a bounded time
     fake.latency_s = 0
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         last = status(client)["last_run"]
         assert last["outcome"] == "perplexity_sync_cancelled", last
         assert last["counts"]["exported"] < 4

@@ -12,7 +12,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from quire.api.routes.openai_compat import sources_text
-from quire.app import create_app
 from quire.config import Settings
 from quire.mcp import library as mcp_library
 from quire.mcp.citations import Links
@@ -24,6 +23,7 @@ from tests.api.library import load_library
 from tests.api.sse import chat_events, first
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire
+from tests.runtime import make_app
 
 PNW = DOCS / "perplexity" / "pnw-states-multiturn.md"
 EPOCH = DOCS / "perplexity" / "Epoch AI Models Dataset.md"
@@ -43,7 +43,7 @@ TURN1_URLS = {
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     data = tmp_path_factory.mktemp("citations") / "data"
     settings = Settings(data_dir=data, llm_backends="none")
-    with TestClient(create_app(settings)) as client:
+    with TestClient(make_app(settings)) as client:
         load_library(client, settings, (PNW, EPOCH))
         yield client
 

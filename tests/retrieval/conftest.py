@@ -12,12 +12,12 @@ from quire.config import Settings
 from quire.embed import make_embedder
 from quire.embed.base import Embedder
 from quire.ingest.intake import add_file
-from quire.ingest.worker import Worker
 from quire.retrieval.search import Searcher
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from tests.conftest import DOCS
 from tests.retrieval.cross_encoder import fp32, models  # noqa: F401 - shared fixtures
+from tests.runtime import drain
 
 LIBRARY = [
     DOCS / "epub" / "alice-epub3.epub",
@@ -36,9 +36,7 @@ def ingest_library(
     db = open_database(settings)
     for path in paths:
         add_file(db, settings.files_dir, path, path.name, max_bytes=10**9)
-    worker = Worker(settings, db=db)
-    worker.run(drain=True)
-    worker.close()
+    drain(settings, db=db)
     return settings, db
 
 

@@ -16,6 +16,8 @@ from quire.storage.db import Database
 from tests.conftest import DOCS
 from tests.retrieval.conftest import doc_id, ingest_library
 
+pytestmark = pytest.mark.slow  # the DMCA summary and a Japanese book ingested
+
 DMCA = DOCS / "pdf" / "dmca-summary.pdf"
 JA = DOCS / "epub" / "pg39287-agony-column-ja-epub3.epub"
 

@@ -18,6 +18,8 @@ from quire.retrieval.dense.quantised_scan import (
 )
 from quire.storage.db import Database
 
+pytestmark = pytest.mark.slow  # a library ingested, its vectors quantised
+
 
 def dequantise(packed: np.ndarray, scales: np.ndarray) -> np.ndarray:
     nibbles = np.empty((*packed.shape[:2], packed.shape[2] * 2), dtype=np.float32)

@@ -21,7 +21,8 @@ AR = DOCS / "epub" / "idpf-arabic-rtl.epub"
 ALICE = DOCS / "epub" / "alice-epub3.epub"
 
 
-pytestmark = pytest.mark.both_backends
+# slow: Chinese and Japanese books ingested
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,12 @@ from quire.sources.folder import ignore_spec, is_ignored
 from quire.sources.watch import FolderWatcher
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
+from tests.runtime import seed_sqlite
 
 
 @pytest.fixture
-def settings(tmp_path: Path, database_url: str | None) -> Settings:
-    return Settings(
+def settings(tmp_path: Path, database_url: str | None, sqlite_template: Path) -> Settings:
+    built = Settings(
         data_dir=tmp_path / "data",
         database_url=database_url,
         max_upload_mb=5,
@@ -34,6 +35,9 @@ def settings(tmp_path: Path, database_url: str | None) -> Settings:
         watch_rescan_s=30,
         worker_poll_s=0.1,
     )
+    if database_url is None:
+        seed_sqlite(sqlite_template, built.data_dir)
+    return built
 
 
 @pytest.fixture

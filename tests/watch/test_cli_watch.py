@@ -7,11 +7,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from quire.config import Settings
 from quire.storage.migrate import open_database
 from tests.e2e.helpers import QUIRE, env_for, quire
+
+pytestmark = pytest.mark.slow  # the quire watch process
 
 
 def _keys(data: Path) -> list[str]:

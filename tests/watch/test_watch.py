@@ -145,6 +145,7 @@ def test_a_file_written_slowly_is_read_once_complete(
     assert jobs_run == 1 and size == len("".join(pieces).encode())
 
 
+@pytest.mark.slow  # 200 files through a real watcher and worker
 def test_a_burst_of_200_files(
     vault: Path, db: Database, settings: Settings, worker: Worker
 ) -> None:

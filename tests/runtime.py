@@ -1,0 +1,134 @@
+"""The runtime's heavy parts built once per test process and injected, and SQLite libraries
+copied from a template migrated once (docs/testing.md).
+
+Loading the ONNX embedder takes about half a second and running the 16 migrations on a blank
+file a quarter; the suite opens a few hundred apps, workers and databases. Every test still gets
+its own database files and its own app; only the read-only model is shared."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI
+
+from quire.app import create_app
+from quire.config import Settings
+from quire.embed.base import Embedder, Vectors, check_texts
+from quire.ingest.worker import Worker
+from quire.storage.db import Database
+from quire.storage.migrate import open_database
+
+#: The files a migrated SQLite library starts with.
+SQLITE_FILES = ("quire.db", "quire_vecs.db")
+
+
+#: Texts whose vectors the shared embedder keeps (~1.5 kB each); past it, it starts afresh.
+MEMO_TEXTS = 100_000
+
+
+class SharedEmbedder:
+    """The packaged MiniLM shared by a test process's apps and workers.
+
+    ``close`` does nothing: the app or worker that is handed it closes what it holds, and the
+    model outlives each of them. ``embed`` remembers each text's vector: the same documents are
+    ingested by many modules (Alice, the DMCA summary) and the model is a pure function of the
+    text — a text's vector is bit for bit the same alone or in any batch (ONNX Runtime, one
+    thread; tests/test_shared_models.py checks it) — so a text is run through the model once
+    per process. What the callers see, vectors and their order, is unchanged."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._memo: dict[str, Vectors] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        texts = check_texts(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            if len(self._memo) + len(missing) > MEMO_TEXTS:
+                self._memo.clear()
+            for text, row in zip(missing, self._inner.embed(missing), strict=True):
+                self._memo[text] = row
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
+
+    def close(self) -> None:
+        pass  # the process's model outlives each app and worker
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@functools.cache
+def _default_embedder() -> SharedEmbedder:
+    from quire.embed import make_embedder
+
+    return SharedEmbedder(make_embedder(Settings()))
+
+
+def _default_models(settings: Settings) -> bool:
+    """Whether ``settings`` ask for the packaged MiniLM as the default settings load it."""
+    default = Settings()
+    return (
+        settings.embedder == default.embedder == "local"
+        and settings.embed_model_dir is None
+        and settings.embed_threads == default.embed_threads
+        and settings.embed_batch == default.embed_batch
+    )
+
+
+def shared_embedder(settings: Settings) -> Embedder | None:
+    """The process's packaged MiniLM when ``settings`` would load exactly that, else None (the
+    app or worker then builds what the settings name, as in production)."""
+    return _default_embedder() if _default_models(settings) else None
+
+
+def make_app(settings: Settings) -> FastAPI:
+    """``create_app(settings)`` with the shared embedder injected when the settings allow."""
+    return create_app(settings, embedder=shared_embedder(settings))
+
+
+def make_worker(settings: Settings, db: Database | None = None) -> Worker:
+    """``Worker(settings, db)`` with the shared embedder injected when the settings allow."""
+    return Worker(settings, db, shared_embedder(settings))
+
+
+def drain(settings: Settings, db: Database | None = None) -> int:
+    """Run every queued ingest job with a real (in-process) worker; returns how many ran."""
+    worker = make_worker(settings, db)
+    try:
+        return worker.run(drain=True)
+    finally:
+        worker.close()
+
+
+def migrated_template(directory: Path) -> Path:
+    """A SQLite library migrated to head in ``directory`` (done once per session)."""
+    db = open_database(Settings(data_dir=directory))
+    db.dispose()
+    for leftover in directory.glob("*.lock"):
+        leftover.unlink()
+    return directory
+
+
+def seed_sqlite(template: Path, data_dir: Path) -> None:
+    """Copy the migrated template's files into ``data_dir`` (no-op if it holds a library): the
+    library then opens at head without running a migration."""
+    if (data_dir / "quire.db").exists():
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name in SQLITE_FILES:
+        shutil.copy(template / name, data_dir / name)
