@@ -11,6 +11,9 @@ Perplexity thread), each question is answered in-process through ``ChatEngine`` 
   plan → retrieval → map (batches of ten) → filter → answer → verify.
 Reported per mode: p50/p95 of time to the first answer token and of the whole answer, and the
 median of each stage. No reranker model is installed here, so reranking is off.
+Also reported: the size of each kind of prompt the LLM path sent (Quire's own token estimate,
+``llm.base.estimate_tokens``, which is what ``num_ctx`` is sized from) and the ``num_ctx`` the
+requests carried, for the model recommendations of docs/getting-started/ollama.md.
 Results are appended to bench/results/chat.json.
 """
 
@@ -128,7 +131,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         asyncio.run(main())
         results["llm_calls"] = len(fake.requests_to("/api/chat"))
+        results["prompts"] = prompt_sizes([r.body for r in fake.requests_to("/api/chat")])
     return results
+
+
+def prompt_sizes(bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per kind of prompt: calls, estimated tokens (p50, max) and the largest num_ctx sent;
+    for answer prompts also the sources they listed."""
+    from tests.fakes.rag_model import listed_facts, purpose_of
+
+    from quire.llm.base import estimate_tokens
+
+    by: dict[str, list[dict[str, Any]]] = {}
+    for body in bodies:
+        by.setdefault(purpose_of(body["messages"][-1]["content"]), []).append(body)
+    out: dict[str, Any] = {}
+    for purpose, calls in sorted(by.items()):
+        tokens = [estimate_tokens(b["messages"]) for b in calls]
+        out[purpose] = {
+            "calls": len(calls),
+            "tokens_p50": round(statistics.median(tokens)),
+            "tokens_max": max(tokens),
+            "num_ctx_max": max(b["options"]["num_ctx"] for b in calls),
+        }
+        if purpose == "answer":
+            listed = [len(listed_facts(b["messages"][-1]["content"])) for b in calls]
+            out[purpose]["sources_max"] = max(listed)
+    return out
 
 
 def main() -> None:
@@ -146,6 +175,12 @@ def main() -> None:
         print(f"{mode:<12}{r['n']:>4}{first:>26}{total:>22}")
         stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_p50"].items())
         print(f"{'':<12}stage p50 ms: {stages}")
+    print(f"\n{'prompt':<10}{'calls':>6}{'tokens p50':>12}{'tokens max':>12}{'num_ctx max':>13}")
+    for purpose, p in results["prompts"].items():
+        print(
+            f"{purpose:<10}{p['calls']:>6}{p['tokens_p50']:>12}{p['tokens_max']:>12}"
+            f"{p['num_ctx_max']:>13}"
+        )
     entry = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine_info(load),

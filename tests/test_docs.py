@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from quire.config import Settings
 from quire.errors import ErrorBody
 from quire.retrieval.rerank import RerankReport
-from quire.synthesis.events import EVENT_MODELS, Source
+from quire.synthesis.events import EVENT_MODELS, CitationCheck, DroppedCitation, Source
 from tests.conftest import REPO
 
 
@@ -73,7 +73,9 @@ def documented_fields(doc: str) -> dict[str, set[str]]:
 def test_the_chat_api_doc_lists_exactly_the_fields_of_every_event_model() -> None:
     doc = documented_fields((REPO / "docs" / "chat-api.md").read_text(encoding="utf-8"))
     models: dict[str, type[BaseModel]] = {m.model_fields["event"].default: m for m in EVENT_MODELS}
-    models.update({m.__name__: m for m in (Source, ErrorBody, RerankReport)})
+    models.update(
+        {m.__name__: m for m in (Source, ErrorBody, RerankReport, CitationCheck, DroppedCitation)}
+    )
     assert set(doc) >= set(models), "a model has no section"
     for name, model in models.items():
         assert doc[name] == set(model.model_fields), (name, doc[name] ^ set(model.model_fields))

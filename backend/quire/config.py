@@ -158,7 +158,17 @@ class Settings(BaseSettings):
         default=60, gt=0, description="Longest silence between two streamed LLM tokens."
     )
     llm_num_ctx_max: int = Field(
-        default=8192, ge=2048, description="Largest Ollama context (num_ctx) sized to a prompt."
+        default=8192,
+        ge=2048,
+        description="Largest Ollama context (num_ctx) sized to a prompt, in tokens; the model's "
+        "own limit (/api/show) caps it too. Prompts are trimmed to fit, and say so.",
+    )
+    openai_context_tokens: int = Field(
+        default=4096,
+        ge=2048,
+        description="The context of the OpenAI-compatible server's model, in tokens (llama-server "
+        "-c, vLLM --max-model-len); capped by what /v1/models advertises. Prompts are trimmed "
+        "to fit.",
     )
     llm_retries: int = Field(
         default=2, ge=0, description="Retries of an LLM call that failed before its first token."

@@ -424,7 +424,20 @@ def render_chat(data: list[Run]) -> Lines:
             chat_row(mode, res[mode]) for mode in ("extractive", "llm-fake") if res.get(mode)
         )
         out += [f"Ingest {num(res.get('ingest_s'))} s; {num(res.get('llm_calls'))} LLM calls.", ""]
+        if res.get("prompts"):
+            out += ["Prompts the LLM path sent (Quire's token estimate):", ""]
+            out += table(prompt_row(kind, p) for kind, p in res["prompts"].items())
     return out
+
+
+def prompt_row(kind: str, p: dict[str, Any]) -> Row:
+    return {
+        "prompt": kind,
+        "calls": num(p.get("calls")),
+        "tokens p50": num(p.get("tokens_p50")),
+        "tokens max": num(p.get("tokens_max")),
+        "num_ctx max": num(p.get("num_ctx_max")),
+    }
 
 
 LOAD_PHASES = {

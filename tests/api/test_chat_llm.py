@@ -5,18 +5,21 @@ second retrieval round, and every way a model can fail."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
+from quire.llm.base import estimate_tokens
 from tests.api.library import FILES
 from tests.api.sse import answer_text, chat_events, first
 from tests.fakes.chat import Reply
-from tests.fakes.ollama import FakeOllama, unused_url
-from tests.fakes.rag_model import RagModel
+from tests.fakes.ollama import FakeOllama, FakeOllamaModel, unused_url
+from tests.fakes.rag_model import RagModel, listed_facts, restate
 from tests.libraries import library_copy
 from tests.runtime import make_app
 
@@ -146,8 +149,104 @@ def test_invented_citations_are_removed(
     with make_client(library, fake.url) as client:
         events = ask(client)
     done = first(events, "done")
-    assert done["answer"] == "The watch came out [1]. Also see and."
+    # A sentence left without a real source is marked.
+    assert done["answer"] == "The watch came out [1]. Also see and [unsupported]."
     assert done["citations"] == [1]
+    checked = done["citations_checked"]
+    assert (checked["checked"], checked["kept"], checked["dropped"]) == (3, 1, 2)
+
+
+#: True of the DMCA, cited below to passages of Alice: their sources hold none of their names
+#: and numbers.
+WRONG = [
+    "President Clinton signed the Digital Millennium Copyright Act on October 28, 1998",
+    "Title II of the DMCA creates four limitations on liability for online service providers",
+    "Hulls of vessels up to 200 feet long are protected for ten years once registered",
+]
+
+
+def ten_citations(prompt: str) -> str:
+    """An answer citing ten times: seven facts restated and cited to their own source, and the
+    three WRONG sentences (at places 2, 5 and 8) cited to a source from Alice."""
+    facts = listed_facts(prompt)
+    alice = [n for n, where, _ in facts if where.startswith("Alice")]
+    right = iter([restate(n, fact) for n, _, fact in facts] * 7)
+    wrong = iter(f"{w} [{alice[i % len(alice)]}]." for i, w in enumerate(WRONG))
+    return " ".join(next(wrong) if i in (2, 5, 8) else next(right) for i in range(10))
+
+
+def test_of_ten_citations_the_three_wrong_ones_are_removed_and_reported(
+    library: Settings, fake: FakeOllama, model: RagModel
+) -> None:
+    model.overrides["answer"] = ten_citations
+    with make_client(library, fake.url) as client:
+        events = ask(client)
+        done = first(events, "done")
+        stored = client.get(f"/api/conversations/{done['conversation_id']}").json()
+    streamed = answer_text(events)
+    assert len(re.findall(r"\[\d+\]", streamed)) == 10
+    checked = done["citations_checked"]
+    assert (checked["checked"], checked["kept"], checked["dropped"]) == (10, 7, 3)
+    assert checked["method"] == "checked"
+    dropped = checked["dropped_citations"]
+    assert [d["claim"] for d in dropped] == WRONG
+    assert all(d["reason"].startswith("the source does not contain") for d in dropped), dropped
+    # The wrong marks are gone from the answer; their sentences, left without a source, are
+    # marked. The right ones are as the model wrote them.
+    answer = done["answer"]
+    for sentence in re.findall(r"[^.]*?\[\d+\]\.", streamed):
+        claim = sentence.strip()
+        if any(claim.startswith(w) for w in WRONG):
+            assert claim not in answer
+            assert re.sub(r" \[\d+\]\.$", " [unsupported].", claim) in answer
+        else:
+            assert claim in answer
+    assert len(re.findall(r"\[\d+\]", answer)) == 7
+    assert "3 of 10 citations were removed" in " ".join(done["notices"])
+    # What is stored is what the done event said.
+    reply = stored["messages"][-1]
+    assert reply["content"] == answer and reply["citations"] == done["citations"]
+    assert reply["citations_checked"] == checked
+
+
+@pytest.mark.parametrize(
+    ("advertised", "num_ctx_max", "question"),
+    [
+        (2048, 8192, QUESTION),  # a small model: its own limit decides
+        (131_072, 4096, QUESTION + " " + "Explain it in detail, with every circumstance. " * 60),
+    ],
+    ids=["small-model", "long-question"],
+)
+def test_passages_are_trimmed_to_fit_the_context_and_the_answer_says_so(
+    library: Settings, advertised: int, num_ctx_max: int, question: str
+) -> None:
+    llama = replace(FakeOllamaModel.named("llama3.2"), context_length=advertised)
+    with FakeOllama(models=[llama]) as small:
+        small.responder = RagModel()
+        with make_client(library, small.url, llm_num_ctx_max=num_ctx_max) as client:
+            events = ask(client, message=question)
+        bodies = chat_requests(small)
+        truncated = small.truncated
+    window = min(advertised, num_ctx_max)
+    done = first(events, "done")
+    assert done["mode"] == "llm" and done["status"] == "complete"
+    trimmed = [n for n in done["notices"] if n.startswith("To fit the model's")]
+    assert trimmed and trimmed[0].startswith(f"To fit the model's {window:,}-token context, ")
+    left_out = re.search(r"(\d+) of (\d+) passages were left out", trimmed[0])
+    shortened = re.search(r"(\d+)(?: of \d+)? passages were shortened", trimmed[0])
+    assert left_out or shortened, trimmed
+    candidates = first(events, "retrieval")["candidates"]
+    prompts = [b["messages"][-1]["content"] for b in bodies]
+    maps = [p for p in prompts if "numbered passages from the user's documents" in p]
+    shown = sum(len(re.findall(r"^\[\d+\] ", p, re.M)) for p in maps)
+    assert shown == candidates - (int(left_out.group(1)) if left_out else 0)
+    # Every call was sized to its prompt, within the model's limit, and nothing was cut.
+    for body in bodies:
+        prompt = estimate_tokens(body["messages"])
+        num_ctx = body["options"]["num_ctx"]
+        assert prompt < num_ctx <= window
+        assert body["truncate"] is False
+    assert truncated == 0
 
 
 def test_missed_info_triggers_one_more_retrieval_round(

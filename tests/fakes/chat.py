@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 # Ollama's own message for a runner that failed while generating.
 RUNNER_ERROR = "an error was encountered while running the model: unexpected EOF"
+# Ollama's refusal of a prompt longer than num_ctx when the request says truncate: false.
+TOO_LONG = "the input length exceeds the context length"
+# Ollama's num_ctx when a request sets none.
+DEFAULT_NUM_CTX = 4096
 
 
 @dataclass
@@ -116,6 +120,7 @@ class _Call:
     body: dict[str, Any]
     reply: Reply
     started: float
+    prompt_tokens: int  # as evaluated: num_ctx when the prompt was cut to it
 
 
 class _Frames:
@@ -171,7 +176,7 @@ class _OllamaFrames(_Frames):
 
     def final(self, count: int, content: str) -> dict[str, Any]:
         took = time.perf_counter_ns() - int(self.call.started * 1e9)
-        prompt = _prompt_tokens(self.call.messages)
+        prompt = self.call.prompt_tokens
         return {
             "model": self.call.model,
             "created_at": _now_iso(),
@@ -227,7 +232,7 @@ class _OpenAIFrames(_Frames):
         }
 
     def usage(self, count: int) -> dict[str, int]:
-        prompt = _prompt_tokens(self.call.messages)
+        prompt = self.call.prompt_tokens
         return {"prompt_tokens": prompt, "completion_tokens": count, "total_tokens": prompt + count}
 
     def token(self, text: str) -> str:
@@ -298,12 +303,20 @@ def add_chat_routes(app: FastAPI, fake: FakeOllama) -> None:
             return error(400, "model is required")
         if fake.find_model(name) is None:
             return error(404, _not_found(name))
+        options = body.get("options") if isinstance(body.get("options"), dict) else {}
+        num_ctx = options.get("num_ctx") or DEFAULT_NUM_CTX
+        prompt = _prompt_tokens(body["messages"])
+        if prompt > num_ctx:
+            if body.get("truncate") is False:
+                return error(400, TOO_LONG)
+            fake.count_truncated()  # Ollama keeps the end of the prompt and says nothing
+            prompt = num_ctx
         reply = await fake.reply(body["messages"], body)
         if reply.status != 200:
             return error(reply.status, reply.error)
         if reply.error_after == 0:  # nothing written yet: Ollama answers with a status
             return error(500, reply.error)
-        return _Call(name, body["messages"], body, reply, started)
+        return _Call(name, body["messages"], body, reply, started, prompt)
 
     async def respond(request: Request, frames: _Frames) -> Response:
         if not await _wait(request, frames.call.reply.first_token_delay_s):
@@ -335,7 +348,13 @@ def add_chat_routes(app: FastAPI, fake: FakeOllama) -> None:
         return {
             "object": "list",
             "data": [
-                {"id": m.name, "object": "model", "created": created, "owned_by": "library"}
+                {
+                    "id": m.name,
+                    "object": "model",
+                    "created": created,
+                    "owned_by": "library",
+                    **fake.v1_model_fields,
+                }
                 for m in fake.models
             ],
         }

@@ -30,13 +30,22 @@ class ScriptedChat:
     (``status`` != 200: an error before any text; ``error_after``/``cut_after``: a break after
     that many pieces) and timing (``first_token_delay_s``, ``token_delay_s``)."""
 
-    def __init__(self, respond: Respond, *, name: str = "ollama", model: str = "llama3.2") -> None:
+    def __init__(
+        self,
+        respond: Respond,
+        *,
+        name: str = "ollama",
+        model: str = "llama3.2",
+        context_tokens: int = 8192,
+    ) -> None:
         self.respond = respond
         self.name = name
         self.model = model
+        self.context_tokens = context_tokens
         self.url = f"inprocess://{name}"
         self.down: str | None = None  # a reason: the health check fails with it
         self.prompts: list[tuple[Purpose, str]] = []
+        self.messages: list[list[Message]] = []  # every call's messages, as sent
 
     async def check(self) -> list[ModelInfo]:
         if self.down:
@@ -54,6 +63,7 @@ class ScriptedChat:
     ) -> AsyncIterator[str]:
         prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         self.prompts.append((purpose, prompt))
+        self.messages.append(list(messages))
         said = self.respond(prompt)
         reply = said if isinstance(said, Reply) else Reply(said)
         if reply.first_token_delay_s:
@@ -69,6 +79,9 @@ class ScriptedChat:
 
     async def complete(self, messages: Sequence[Message], **options: Any) -> str:
         return "".join([d async for d in self.stream(messages, **options)])
+
+    async def context_window(self) -> int:
+        return self.context_tokens
 
     @property
     def last_usage(self) -> Usage | None:

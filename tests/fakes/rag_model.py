@@ -2,7 +2,8 @@
 
 It recognises each prompt of quire.synthesis.prompts by its wording and replies the way a
 small instruction-tuned model would: a JSON plan, one fact per passage that shares a word with
-the question, all facts relevant, an answer citing the facts it was given, an "ok" verdict.
+the question, all facts relevant, an answer that restates the first three facts it was given,
+each cited, an "ok" verdict.
 Tests override single purposes (``overrides["map"] = "junk"``) to inject bad behaviour.
 """
 
@@ -48,17 +49,32 @@ def _facts_for(prompt: str) -> list[dict[str, Any]]:
     for m in re.finditer(r"^\[(\d+)\] [^\n]*\n([^\n]+)", prompt, re.MULTILINE):
         passage = m.group(2)
         if words & {w.lower() for w in _WORD.findall(passage)}:
-            sentence = re.split(r"(?<=[.!?])\s", passage)[0][:200]
+            sentence = re.split(r"(?<=[.!?])\s", passage)[0]
+            if len(sentence) > 200:  # cut at a word, as a model shortens a fact
+                sentence = sentence[:200].rsplit(" ", 1)[0]
             facts.append({"node_id": m.group(1), "fact": sentence})
     return facts
 
 
+def listed_facts(prompt: str) -> list[tuple[int, str, str]]:
+    """The numbered sources of an answer prompt: ``[n] (where) fact`` lines as (n, where,
+    fact)."""
+    return [
+        (int(n), where, fact)
+        for n, where, fact in re.findall(r"^\[(\d+)\] \((.+?)\) (.+)$", prompt, re.MULTILINE)
+    ]
+
+
+def restate(n: int, fact: str) -> str:
+    """A fact as an answer's sentence, cited."""
+    return f"{fact.rstrip('.!?')} [{n}]."
+
+
 def _answer(prompt: str) -> str:
-    numbers = re.findall(r"^\[(\d+)\] ", prompt, re.MULTILINE)
-    if not numbers:
+    facts = listed_facts(prompt)
+    if not facts:
         return "The sources do not answer this question."
-    parts = [f"Source {n} says something relevant [{n}]." for n in numbers[:3]]
-    return " ".join(parts)
+    return " ".join(restate(n, fact) for n, _, fact in facts[:3])
 
 
 @dataclass
@@ -92,8 +108,8 @@ class RagModel:
             count = len(re.findall(r"^\d+\. ", prompt, re.MULTILINE))
             return json.dumps({"relevant": list(range(1, count + 1))})
         if purpose == "addendum":
-            first = re.search(r"like \[(\d+)\]", prompt)
-            return f"The new source adds a detail [{first.group(1) if first else 1}]."
+            new = listed_facts(prompt)
+            return _answer(prompt) if new else "Nothing to add."
         if purpose == "answer":
             return _answer(prompt)
         if purpose == "verify":

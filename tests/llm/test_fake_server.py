@@ -89,3 +89,33 @@ def test_injected_failures_use_each_route_family_s_error_shape(fake: FakeOllama)
         ollama = client.post("/api/chat", json=body)
     assert openai.json()["error"]["message"] == "bad gateway"
     assert ollama.json() == {"error": "bad gateway"}
+
+
+def test_api_show_advertises_the_context_length(fake: FakeOllama) -> None:
+    with httpx.Client(base_url=fake.url) as client:
+        llama = client.post("/api/show", json={"model": "llama3.2"}).json()
+        embed = client.post("/api/show", json={"model": "nomic-embed-text"}).json()
+        missing = client.post("/api/show", json={"model": "phi3"})
+    assert llama["model_info"]["general.architecture"] == "llama"
+    assert llama["model_info"]["llama.context_length"] == 131072
+    assert llama["details"]["family"] == "llama" and "completion" in llama["capabilities"]
+    assert embed["model_info"]["nomic-bert.context_length"] == 2048
+    assert (missing.status_code, missing.json()) == (404, {"error": "model 'phi3' not found"})
+
+
+def test_a_prompt_over_num_ctx_is_cut_silently_unless_truncate_is_false(fake: FakeOllama) -> None:
+    long = [{"role": "user", "content": "word " * 3000}]  # 3,004 tokens as the fake counts
+    body = {"model": "llama3.2", "messages": long, "stream": False}
+    with httpx.Client(base_url=fake.url) as client:
+        fits = client.post("/api/chat", json={**body, "options": {"num_ctx": 4096}}).json()
+        cut = client.post("/api/chat", json={**body, "options": {"num_ctx": 2048}}).json()
+        refused = client.post(
+            "/api/chat", json={**body, "options": {"num_ctx": 2048}, "truncate": False}
+        )
+        default = client.post("/v1/chat/completions", json={**body, "messages": long * 2}).json()
+    assert fits["prompt_eval_count"] == 3004
+    assert cut["done"] and cut["prompt_eval_count"] == 2048  # HTTP 200, nothing said
+    assert refused.status_code == 400
+    assert refused.json() == {"error": "the input length exceeds the context length"}
+    assert default["usage"]["prompt_tokens"] == 4096  # Ollama's default num_ctx
+    assert fake.truncated == 2

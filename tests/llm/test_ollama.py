@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from quire.errors import LLMInterrupted, LLMModelNotPulled, LLMUnavailable
-from quire.llm.base import ChatBackend, Message
+from quire.llm.base import ChatBackend, Message, estimate_tokens
 from quire.llm.ollama import OllamaChat, context_size
 from tests.fakes import FakeOllama, Reply, unused_url
+from tests.fakes.ollama import FakeOllamaModel
 from tests.llm.conftest import CHAT_MODEL, eventually
 
 pytestmark = pytest.mark.anyio
@@ -52,6 +54,9 @@ async def test_streams_deltas_in_order_and_reports_the_done_statistics(fake: Fak
     assert body["stream"] is True
     assert body["keep_alive"] == "30m"
     assert body["options"] == {"num_ctx": 2048}
+    # A prompt longer than num_ctx fails instead of losing its start; so does a reply that
+    # would push the prompt out of the context.
+    assert (body["truncate"], body["shift"]) == (False, False)
     assert "format" not in body
 
 
@@ -75,13 +80,73 @@ def test_context_size_rounds_up_within_bounds() -> None:
 
 async def test_num_ctx_is_sized_to_the_prompt_and_never_shrinks(fake: FakeOllama) -> None:
     big: list[Message] = [{"role": "user", "content": "word " * 2800}]  # ~4,000 tokens
-    huge: list[Message] = [{"role": "user", "content": "word " * 20_000}]
+    bigger: list[Message] = [{"role": "user", "content": "word " * 3900}]  # ~5,600 tokens
     async with chat(fake.url, num_ctx_max=6144) as backend:
         await collect(backend, HELLO, max_tokens=100)
         await collect(backend, big, max_tokens=100)
         await collect(backend, HELLO, max_tokens=100)  # stays: a new num_ctx reloads the model
-        await collect(backend, huge)
-    assert [b["options"]["num_ctx"] for b in chats(fake)] == [2048, 5120, 5120, 6144]
+        await collect(backend, bigger)  # fits, but not with 1,024 tokens of reply
+    sent = [b["options"] for b in chats(fake)]
+    assert [o["num_ctx"] for o in sent] == [2048, 5120, 5120, 6144]
+    # The reply gets what is left, so that it never pushes the prompt out.
+    prompt = estimate_tokens(bigger)
+    assert sent[-1]["num_predict"] == 6144 - prompt and 256 <= 6144 - prompt < 1024
+    assert fake.truncated == 0
+
+
+async def test_a_prompt_that_cannot_fit_is_refused_without_a_request(fake: FakeOllama) -> None:
+    huge: list[Message] = [{"role": "user", "content": "word " * 20_000}]  # ~28,600 tokens
+    async with chat(fake.url, num_ctx_max=6144) as backend:
+        with pytest.raises(
+            LLMUnavailable,
+            match=r"~28,5\d\d tokens does not fit the model's "
+            r"6,144-token context",
+        ) as caught:
+            await collect(backend, huge)
+    assert not caught.value.retryable  # not the server's fault: it stays up for others
+    assert chats(fake) == []
+
+
+async def test_the_model_s_advertised_context_caps_num_ctx(fake: FakeOllama) -> None:
+    fake.models = [
+        replace(m, context_length=3072) if m.name.startswith("llama") else m for m in fake.models
+    ]
+    big: list[Message] = [{"role": "user", "content": "word " * 2800}]  # ~4,000 tokens
+    medium: list[Message] = [{"role": "user", "content": "word " * 1400}]  # ~2,000 tokens
+    try:
+        async with chat(fake.url, num_ctx_max=8192) as backend:
+            assert await backend.context_window() == 3072
+            await collect(backend, medium)
+            with pytest.raises(LLMUnavailable, match="3,072-token context"):
+                await collect(backend, big)
+    finally:
+        fake.models = [
+            replace(m, context_length=FakeOllamaModel.named(m.name).context_length)
+            for m in fake.models
+        ]
+    [show] = fake.requests_to("/api/show")  # asked once
+    assert show.body == {"model": CHAT_MODEL}
+    [body] = chats(fake)
+    assert body["options"]["num_ctx"] == 3072 and fake.truncated == 0
+
+
+async def test_without_api_show_num_ctx_stays_within_the_setting(fake: FakeOllama) -> None:
+    fake.fail_next(2, status=404, error="404 page not found", path="/api/show")  # an old server
+    async with chat(fake.url, num_ctx_max=4096) as backend:
+        assert await backend.context_window() == 4096
+        await collect(backend)
+    assert [b["options"]["num_ctx"] for b in chats(fake)] == [2048]
+    assert len(fake.requests_to("/api/show")) == 2  # asked again: it may have been upgraded
+
+
+async def test_a_server_counting_more_tokens_refuses_rather_than_cuts(fake: FakeOllama) -> None:
+    # The fake counts one token per word and four per message; "a " is 2 characters, which
+    # the estimate counts as well under one token: the server sees more than was sized for.
+    dense: list[Message] = [{"role": "user", "content": "a " * 5000}]  # sized to 4,096
+    async with chat(fake.url, num_ctx_max=8192) as backend:
+        with pytest.raises(LLMUnavailable, match="HTTP 400.*exceeds the context length"):
+            await collect(backend, dense)
+    assert fake.truncated == 0
 
 
 async def test_check_accepts_the_name_without_latest_and_lists_models(fake: FakeOllama) -> None:

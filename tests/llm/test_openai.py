@@ -67,6 +67,21 @@ async def test_no_model_configured_takes_the_first_served(fake: FakeOllama) -> N
     assert len(fake.requests_to("/v1/models")) == 1
 
 
+async def test_the_context_is_the_setting_capped_by_what_the_listing_advertises(
+    fake: FakeOllama,
+) -> None:
+    async with chat(fake.url) as backend:  # Ollama's /v1/models says nothing of it
+        assert await backend.context_window() == 4096
+        assert await backend.context_window() == 4096
+    assert len(fake.requests_to("/v1/models")) == 1  # listed once
+    fake.v1_model_fields = {"max_model_len": 2048}  # as vLLM lists a model
+    async with chat(fake.url, context_tokens=32768) as backend:
+        assert await backend.context_window() == 2048
+    fake.v1_model_fields = {"max_model_len": 131072}
+    async with chat(fake.url, context_tokens=16384) as backend:
+        assert await backend.context_window() == 16384
+
+
 async def test_model_not_served(fake: FakeOllama) -> None:
     async with chat(fake.url, "gpt-4o") as backend:
         with pytest.raises(LLMModelNotPulled, match="QUIRE_OPENAI_MODEL") as checked:

@@ -46,6 +46,16 @@ async def answered(r: LLMRouter, **options: Any) -> tuple[str, ChatBackend | Non
     return "".join([delta async for delta in reply]), reply.backend
 
 
+async def test_the_context_is_the_smallest_of_the_backends_that_are_up(fake: FakeOllama) -> None:
+    ollama = OllamaChat(fake.url, CHAT_MODEL, num_ctx_max=8192, **FAST)
+    openai = OpenAIChat(fake.url, CHAT_MODEL, context_tokens=6144, **FAST)
+    down = OpenAIChat(unused_url(), CHAT_MODEL, context_tokens=2048, **FAST)
+    async with router(ollama, openai, down) as r:
+        assert await r.context_window() == 6144
+    async with router(OllamaChat(fake.url, CHAT_MODEL, num_ctx_max=8192, **FAST)) as r:
+        assert await r.context_window() == 8192
+
+
 async def test_first_backend_answers_and_becomes_active(fake: FakeOllama) -> None:
     ollama = OllamaChat(fake.url, CHAT_MODEL, **FAST)
     openai = OpenAIChat(fake.url, CHAT_MODEL, **FAST)
@@ -197,6 +207,7 @@ def test_make_router_follows_the_settings(tmp_path: Path) -> None:
             openai_api_key="sk-x",
             llm_first_token_timeout_s=9,
             llm_num_ctx_max=4096,
+            openai_context_tokens=16384,
         )
     )
     assert both is not None
@@ -205,6 +216,7 @@ def test_make_router_follows_the_settings(tmp_path: Path) -> None:
     assert openai.url == "http://127.0.0.1:8081"
     assert openai._client.headers["authorization"] == "Bearer sk-x"
     assert (openai.first_token_timeout_s, ollama.num_ctx_max) == (9, 4096)
+    assert openai.context_tokens == 16384
 
 
 @pytest.mark.parametrize("value", ["ollama,gpt", "ollama,ollama", "none,ollama"])

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from quire.config import Settings
+from quire.llm.base import REPLY_TOKENS, estimate_tokens
 from quire.llm.router import LLMRouter
 from quire.retrieval.options import RetrievalOptions
 from quire.storage.db import Database
@@ -93,6 +94,24 @@ async def test_the_stream_is_typed_and_ends_done_with_the_model_that_answered(db
     assert rag.seen[0] == "plan" and rag.seen[-1] == "verify"
 
 
+async def test_every_prompt_fits_a_small_context_and_the_answer_says_what_was_left_out(
+    db: Database,
+) -> None:
+    long = [hit(i + 1, (text + " ") * 20, page=i + 1) for i, text in enumerate(PASSAGES * 5)]
+    chat = ScriptedChat(RagModel().reply, context_tokens=2048)
+    events = await answer(engine(db, FakeSearcher(long), chat))
+    done = one(events, DoneEvent)
+    assert done.mode == "llm"
+    assert any(
+        n.startswith("To fit the model's 2,048-token context, ") and "of 30 passages were left" in n
+        for n in done.notices
+    ), done.notices
+    # Each call left the reply its room (what the Ollama client sizes num_ctx by).
+    assert all(estimate_tokens(m) + REPLY_TOKENS <= 2048 for m in chat.messages)
+    maps = [p for purpose, p in chat.prompts if purpose == "map"]
+    assert len(maps) <= 3  # 30 passages: never more calls than batches of ten make
+
+
 async def test_one_fact_of_many_passing_the_filter_keeps_four(db: Database) -> None:
     rag = RagModel(overrides={"filter": json.dumps({"relevant": [3]})})
     # Every passage shares a word with this question, so the map gives one fact each.
@@ -138,12 +157,16 @@ async def test_facts_from_one_page_are_one_source(db: Database) -> None:
 
 
 async def test_invented_citation_numbers_are_removed(db: Database) -> None:
-    rag = RagModel(overrides={"answer": "A watch [1], says the book [9]."})
+    said = "The Rabbit took a watch out of its waistcoat-pocket [1], says the book [9]."
+    rag = RagModel(overrides={"answer": said})
     searcher = FakeSearcher(hits()[:2])
     events = await answer(engine(db, searcher, ScriptedChat(rag.reply)))
     done = one(events, DoneEvent)
     assert "[9]" in text_of(events)  # streamed as the model wrote it
-    assert done.answer == "A watch [1], says the book." and done.citations == [1]
+    assert done.answer == said.replace(" [9]", "") and done.citations == [1]
+    check = done.citations_checked
+    assert (check.checked, check.kept, check.dropped) == (2, 1, 1)
+    assert check.dropped_citations[0].reason == "there is no source [9]"
 
 
 async def test_a_missed_info_verdict_runs_one_more_round_that_extends_the_answer(

@@ -7,6 +7,7 @@
     async for delta in router.stream(messages, purpose="answer"):
         ...                                          # text pieces as the model writes them
     text = await router.complete(messages, purpose="plan", json_mode=True)
+    await router.context_window()                    # tokens a call may use: prompt + reply
 
 Errors (quire.errors): ``LLMUnavailable`` when nothing could be produced (connection refused,
 timeout before the first token, HTTP error, ``{"error": ...}`` before any text),
@@ -22,6 +23,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypedDict, runtime_checkable
+
+from quire.text.segment import unspaced_runs
 
 Role = Literal["system", "user", "assistant"]
 # Why a call is made; backends may use it for logging and per-purpose settings (e.g. a
@@ -101,6 +104,11 @@ class ChatBackend(Protocol):
         """Statistics of the last finished call (Ollama's ``done`` line, OpenAI ``usage``)."""
         ...
 
+    async def context_window(self) -> int:
+        """The tokens one call may use, prompt and reply together: the configured size, capped
+        by what the server says the model takes (Ollama ``/api/show``, ``/v1/models``)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -109,6 +117,17 @@ def backend_label(backend: ChatBackend) -> str:
     return f"{backend.name}:{backend.model.removesuffix(':latest')}"
 
 
+#: Tokens kept for a reply when the caller sets no ``max_tokens`` (an answer, a map batch's
+#: facts): what a prompt must leave free of the context.
+REPLY_TOKENS = 1024
+
+
 def estimate_tokens(messages: Sequence[Message]) -> int:
-    """A cheap upper-side token estimate (≈ 3.5 characters per token, plus framing)."""
-    return sum(len(m["content"]) * 2 // 7 + 8 for m in messages)
+    """A cheap upper-side token estimate: ≈ 3.5 characters per token, one per character of a
+    script written without spaces (CJK, Thai: a character is a token or more), plus framing."""
+    total = 0
+    for m in messages:
+        text = m["content"]
+        unspaced = sum(len(run) for run in unspaced_runs(text))
+        total += (len(text) - unspaced) * 2 // 7 + unspaced + 8
+    return total

@@ -1,4 +1,5 @@
-"""Chat through Ollama's native API: ``POST /api/chat`` streaming NDJSON, ``GET /api/tags``.
+"""Chat through Ollama's native API: ``POST /api/chat`` streaming NDJSON, ``GET /api/tags``,
+``POST /api/show`` for the model's context length.
 
     {"model":"llama3.2","created_at":"…","message":{"role":"assistant","content":"The"},"done":false}
     …
@@ -6,6 +7,13 @@
      "done":true,"done_reason":"stop","total_duration":…,"prompt_eval_count":26,"eval_count":290}
 
 A failure is one line ``{"error": "…"}`` (HTTP 200 once the stream has begun).
+
+Ollama cuts a prompt longer than ``num_ctx`` without an error (its default context is a few
+thousand tokens), so every request sets ``num_ctx`` to the prompt's estimated size plus room
+for the reply, at most ``num_ctx_max`` and the model's advertised ``<arch>.context_length``; a
+prompt that cannot fit is refused here, before any request, and ``truncate: false`` and
+``shift: false`` make a server that counts more tokens than estimated fail loudly rather than
+drop the start of the prompt (Ollama 0.12.6+; older servers ignore them).
 """
 
 from __future__ import annotations
@@ -16,15 +24,15 @@ from typing import Any
 
 import httpx
 
-from quire.errors import LLMModelNotPulled
-from quire.llm.base import Message, ModelInfo, estimate_tokens
-from quire.llm.streaming import HTTPChat, Line, as_int, read_object
-from quire.ollama_api import bare_model, pull_hint, tag_models
+from quire.errors import LLMModelNotPulled, LLMUnavailable
+from quire.llm.base import REPLY_TOKENS, Message, ModelInfo, estimate_tokens
+from quire.llm.streaming import CHECK_TIMEOUT_S, HTTPChat, Line, as_int, read_object
+from quire.ollama_api import bare_model, error_text, pull_hint, tag_models
 
 log = logging.getLogger(__name__)
 
-# Room kept for the reply when the caller sets no max_tokens.
-DEFAULT_REPLY_TOKENS = 1024
+#: The least room a reply gets: a prompt that leaves less does not fit.
+MIN_REPLY_TOKENS = 256
 
 
 def context_size(prompt_tokens: int, reply_tokens: int, ceiling: int) -> int:
@@ -47,6 +55,7 @@ class OllamaChat(HTTPChat):
     name = "ollama"
     chat_path = "/api/chat"
     models_path = "/api/tags"
+    show_path = "/api/show"
 
     def __init__(
         self,
@@ -76,28 +85,76 @@ class OllamaChat(HTTPChat):
         )
         self.num_ctx_max = num_ctx_max
         self.keep_alive = keep_alive
+        self.advertised: int | None = None  # the model's context_length, once /api/show said
         self._num_ctx_floor = 0
 
     @property
     def where(self) -> str:
         return f"Ollama at {self.url}"
 
-    def num_ctx(self, messages: Sequence[Message], max_tokens: int | None) -> int:
-        """The context size the next call gets (and remember it as the new floor)."""
-        prompt = estimate_tokens(messages)
-        reply = max_tokens or DEFAULT_REPLY_TOKENS
-        if prompt + reply > self.num_ctx_max:
+    @property
+    def ceiling(self) -> int:
+        """The largest ``num_ctx`` sent: the setting, capped by the model's own limit."""
+        return min(self.num_ctx_max, self.advertised or self.num_ctx_max)
+
+    async def context_window(self) -> int:
+        if self.advertised is None:
+            self.advertised = await self._context_length()
+        return self.ceiling
+
+    async def _prepare(self) -> None:
+        await self.context_window()
+
+    async def _context_length(self) -> int | None:
+        """``<arch>.context_length`` of ``POST /api/show``; None when it cannot be read (asked
+        again next time)."""
+        timeout = httpx.Timeout(CHECK_TIMEOUT_S, connect=self.connect_timeout_s)
+        try:
+            response = await self._client.post(
+                self.show_path, json={"model": self.model}, timeout=timeout
+            )
+            info = response.json().get("model_info") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError) as e:
+            log.warning("%s: POST %s failed: %s", self.label, self.show_path, e)
+            return None
+        if not isinstance(info, dict):
             log.warning(
-                "%s: a prompt of ~%d tokens + %d for the reply exceeds num_ctx %d; "
-                "Ollama will cut the start of the prompt",
+                "%s: POST %s gave no model_info (%s): num_ctx stays within %d",
                 self.label,
-                prompt,
-                reply,
+                self.show_path,
+                error_text(response) if response.status_code != 200 else "old server?",
                 self.num_ctx_max,
             )
-        size = max(context_size(prompt, reply, self.num_ctx_max), self._num_ctx_floor)
+            return None
+        arch = info.get("general.architecture")
+        length = info.get(f"{arch}.context_length")
+        if length is None:  # an architecture key that does not match its name
+            length = next((v for k, v in info.items() if k.endswith(".context_length")), None)
+        return as_int(length)
+
+    def options(self, messages: Sequence[Message], max_tokens: int | None) -> dict[str, int]:
+        """``num_ctx`` for the next call (remembered as the new floor), and ``num_predict`` when
+        the reply must be held to what is left; LLMUnavailable when the prompt cannot fit."""
+        prompt = estimate_tokens(messages)
+        reply = max_tokens or REPLY_TOKENS
+        ceiling = self.ceiling
+        if prompt + min(reply, MIN_REPLY_TOKENS) > ceiling:
+            err = LLMUnavailable(
+                f"{self.label}: a prompt of ~{prompt:,} tokens does not fit the model's "
+                f"{ceiling:,}-token context (QUIRE_LLM_NUM_CTX_MAX {self.num_ctx_max:,}, "
+                f"the model's own limit {self.advertised or 'unknown'})",
+                detail={"prompt_tokens": prompt, "num_ctx": ceiling},
+            )
+            err.retryable = False  # a request that is too big for this server, not a fault
+            raise err
+        size = min(max(context_size(prompt, reply, ceiling), self._num_ctx_floor), ceiling)
         self._num_ctx_floor = size
-        return size
+        out = {"num_ctx": size}
+        if prompt + reply > size:  # the reply gets what is left, so nothing shifts out
+            out["num_predict"] = size - prompt
+        elif max_tokens is not None:
+            out["num_predict"] = max_tokens
+        return out
 
     def _body(
         self,
@@ -107,16 +164,16 @@ class OllamaChat(HTTPChat):
         max_tokens: int | None,
         temperature: float | None,
     ) -> dict[str, Any]:
-        options: dict[str, Any] = {"num_ctx": self.num_ctx(messages, max_tokens)}
+        options: dict[str, Any] = dict(self.options(messages, max_tokens))
         if temperature is not None:
             options["temperature"] = temperature
-        if max_tokens is not None:
-            options["num_predict"] = max_tokens
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "stream": True,
             "options": options,
+            "truncate": False,
+            "shift": False,
         }
         if json_mode:
             body["format"] = "json"

@@ -7,6 +7,11 @@
     data: {"choices":[],"usage":{"prompt_tokens":26,"completion_tokens":290,"total_tokens":316}}
     data: [DONE]
 
+Such servers take a context size at start (llama-server ``-c``, vLLM ``--max-model-len``) that
+a request cannot change: ``context_tokens`` says what it is, capped by what ``/v1/models``
+advertises for the model (vLLM's ``max_model_len``, LM Studio's ``context_length``), so that the
+engine sizes its prompts to it.
+
 Errors mid-stream come as ``data: {"error": {"message": …}}`` (OpenAI, vLLM) or as an
 ``error: {…}`` field (llama-server). Each server sends one JSON object per ``data:`` line, so
 lines are read one by one rather than as multi-line events.
@@ -21,12 +26,16 @@ from typing import Any
 
 import httpx
 
-from quire.errors import LLMModelNotPulled
+from quire.errors import LLMModelNotPulled, LLMUnavailable
 from quire.llm.base import Message, ModelInfo
 from quire.llm.streaming import HTTPChat, Line, as_int, read_object
 from quire.ollama_api import bare_model, error_message, pull_hint
 
 log = logging.getLogger(__name__)
+
+#: Where a /v1/models entry says how many tokens the served model takes: vLLM, LM Studio and
+#: OpenRouter.
+_CONTEXT_KEYS = ("max_model_len", "context_length", "max_context_length")
 
 
 class OpenAIChat(HTTPChat):
@@ -45,6 +54,7 @@ class OpenAIChat(HTTPChat):
         model: str = "",
         *,
         api_key: str | None = None,
+        context_tokens: int = 4096,
         connect_timeout_s: float = 5.0,
         first_token_timeout_s: float = 120.0,
         idle_timeout_s: float = 60.0,
@@ -63,10 +73,21 @@ class OpenAIChat(HTTPChat):
             headers={"Authorization": f"Bearer {api_key}"} if api_key else None,
             transport=transport,
         )
+        self.context_tokens = context_tokens
+        self.advertised: int | None = None  # set by check(), from the model's /v1/models entry
+        self._listed = False
 
     @property
     def where(self) -> str:
         return f"the OpenAI-compatible server at {self.url}"
+
+    async def context_window(self) -> int:
+        if not self._listed:
+            try:
+                await self.check()
+            except LLMUnavailable as e:
+                log.warning("%s: the model's context is unknown: %s", self.label, e.message)
+        return min(self.context_tokens, self.advertised or self.context_tokens)
 
     async def _prepare(self) -> None:
         if not self.model:
@@ -146,13 +167,17 @@ class OpenAIChat(HTTPChat):
                 )
             self.model = names[0]
             log.info("%s: no model configured, using %r", self.where, self.model)
-            return
-        if bare_model(self.model) not in {bare_model(n) for n in names}:
+        ours = next((m for m in models if bare_model(m.name) == bare_model(self.model)), None)
+        if ours is None:
             raise LLMModelNotPulled(
                 f"{self.where} does not serve the model {self.model!r} (it serves: "
                 f"{', '.join(names) or 'nothing'}): set QUIRE_OPENAI_MODEL to one of them",
                 detail={"model": self.model, "url": self.url, "available": names},
             )
+        self._listed = True
+        self.advertised = next(
+            (n for k in _CONTEXT_KEYS if (n := as_int(ours.details.get(k))) is not None), None
+        )
 
     def _model_missing(self, message: str) -> LLMModelNotPulled:
         # Ollama's /v1 says "model "x" not found, try pulling it first".

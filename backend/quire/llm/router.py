@@ -210,6 +210,12 @@ class LLMRouter:
         )
         return "".join([part async for part in parts])
 
+    async def context_window(self) -> int:
+        """The smallest context of the backends that are up (of all, when none is): a prompt
+        sized to it fits whichever of them answers."""
+        backends = await self.available() or self.backends
+        return min([await b.context_window() for b in backends])
+
     async def aclose(self) -> None:
         """Close every backend's connections."""
         for backend in self.backends:
@@ -276,6 +282,7 @@ def make_router(settings: Settings) -> LLMRouter | None:
                     settings.openai_url,
                     settings.openai_model,
                     api_key=key or None,
+                    context_tokens=settings.openai_context_tokens,
                     connect_timeout_s=settings.llm_connect_timeout_s,
                     first_token_timeout_s=settings.llm_first_token_timeout_s,
                     idle_timeout_s=settings.llm_idle_timeout_s,

@@ -193,6 +193,7 @@ def get(conn: Connection, conversation_id: int) -> dict[str, Any]:
                 "mode": meta.get("mode"),
                 "verify": meta.get("verify"),
                 "notices": meta.get("notices", []),
+                "citations_checked": meta.get("citations_checked"),
                 "created_at": _stamp(r[9]),
                 "feedback": _loads(r[10], None),
             }

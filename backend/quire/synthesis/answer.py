@@ -15,7 +15,9 @@ from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions
 from quire.retrieval.planner import Plan
 from quire.storage.records import TURN_KINDS, place
-from quire.synthesis.events import AnswerMode, Source, VerifyEvent
+from quire.synthesis import prompts
+from quire.synthesis.budget import Budget
+from quire.synthesis.events import AnswerMode, CitationCheck, Source, VerifyEvent
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class Run:
     evidence: list[Evidence] = field(default_factory=list)
     answer: str = ""
     verify: VerifyEvent | None = None
+    budget: Budget | None = None  # LLM: what the prompts may hold
+    citations: CitationCheck | None = None  # the check of the finished answer's citations
     why_extractive: str = "no language model answered."
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -107,6 +111,19 @@ class Run:
         """Tell the user once."""
         if text not in self.notices:
             self.notices.append(text)
+
+    def answer_prompt(self, evidence: Sequence[Evidence]) -> str:
+        """The answer prompt over the numbered ``evidence``."""
+        return prompts.ANSWER_PROMPT.format(sources=listing(evidence), question=self.standalone)
+
+    def addendum_prompt(self, evidence: Sequence[Evidence]) -> str:
+        """The prompt of an addendum to the answer so far, over the new ``evidence``."""
+        return prompts.ADDENDUM_PROMPT.format(
+            question=self.standalone,
+            answer=self.answer,
+            sources=listing(evidence),
+            first=evidence[0].n if evidence else len(self.evidence) + 1,
+        )
 
 
 def dedup(facts: Sequence[Evidence]) -> list[Evidence]:

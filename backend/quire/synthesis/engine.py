@@ -37,8 +37,9 @@ from quire.retrieval.planner import Plan, heuristic_plan
 from quire.retrieval.search import Searcher
 from quire.storage import chunks, conversations
 from quire.storage.db import Database
-from quire.synthesis import extractive, parse, prompts
-from quire.synthesis.answer import ChatRequest, Evidence, Prepared, Run, dedup, listing, number
+from quire.synthesis import citecheck, extractive, parse, prompts
+from quire.synthesis.answer import ChatRequest, Evidence, Prepared, Run, dedup, number
+from quire.synthesis.budget import Budget
 from quire.synthesis.events import (
     AnswerMode,
     DoneEvent,
@@ -200,6 +201,12 @@ class ChatEngine:
             async for event in self._extractive(run, hits):
                 yield event
 
+        t0 = time.perf_counter()
+        embedder = self.searcher.embedder
+        run.citations = await asyncio.to_thread(citecheck.check_run, run, hits, embedder)
+        run.timings["citations"] = _ms(t0)
+        if run.mode == "llm" and run.budget and (trimmed := run.budget.notice()):
+            run.notice(trimmed)
         run.timings["total"] = _ms(run.started)
         answer, cited = parse.clean_citations(run.answer, len(run.evidence))
         yield DoneEvent(
@@ -211,6 +218,7 @@ class ChatEngine:
             model=run.model,
             notices=run.notices,
             timings_ms=run.timings,
+            citations_checked=run.citations,
         )
 
     # -- stages -----------------------------------------------------------------------------
@@ -269,9 +277,10 @@ class ChatEngine:
         return result
 
     async def _llm_answer(self, run: Run, hits: Sequence[Hit]) -> AsyncIterator[Event]:
+        run.budget = budget = Budget(await self.model.context_window())
         t0 = time.perf_counter()
         facts: list[Evidence] = []
-        async for item in map_facts(self.model, run.standalone, hits):
+        async for item in map_facts(self.model, run.standalone, hits, budget):
             if isinstance(item, Evidence):
                 facts.append(item)
             else:
@@ -279,17 +288,16 @@ class ChatEngine:
         run.timings["map"] = _ms(t0)
 
         t0 = time.perf_counter()
-        facts = await filter_facts(self.model, run.standalone, facts)
+        facts = await filter_facts(self.model, run.standalone, facts, budget)
         run.timings["filter"] = _ms(t0)
         yield StageEvent(stage="filter", done=1, total=1)
-        run.evidence = number(dedup(facts)[:ANSWER_MAX_SOURCES])
+        best = number(dedup(facts)[:ANSWER_MAX_SOURCES])
+        run.evidence = budget.fit(best, run.answer_prompt, kind="facts")
         yield SourcesEvent(sources=run.sources())
 
         t0 = time.perf_counter()
         yield StageEvent(stage="answer", done=0, total=1)
-        prompt = prompts.ANSWER_PROMPT.format(
-            sources=listing(run.evidence), question=run.standalone
-        )
+        prompt = run.answer_prompt(run.evidence)
         async for token in self._stream_answer(run, prompt):
             yield token
         run.timings["answer"] = _ms(t0)
@@ -343,20 +351,19 @@ class ChatEngine:
         yield _retrieval_event(result, round_=2, candidates=len(fresh))
         if not fresh:
             return
-        facts = [
-            e async for e in map_facts(self.model, run.standalone, fresh) if isinstance(e, Evidence)
-        ]
-        facts = [e for e in await filter_facts(self.model, run.standalone, facts) if not e.fallback]
+        mapped = map_facts(self.model, run.standalone, fresh, run.budget)
+        facts = [e async for e in mapped if isinstance(e, Evidence)]
+        kept = await filter_facts(self.model, run.standalone, facts, run.budget)
         known = {e.key for e in run.evidence}
-        new = [e for e in dedup(facts) if e.key not in known][:SECOND_ROUND_SOURCES]
+        new = [e for e in dedup([e for e in kept if not e.fallback]) if e.key not in known]
+        new = number(new[:SECOND_ROUND_SOURCES], len(run.evidence) + 1)
+        if run.budget is not None:
+            new = run.budget.fit(new, run.addendum_prompt, kind="facts", required=False)
         if not new:
             return
-        first = len(run.evidence) + 1
-        run.evidence.extend(number(new, first))
+        run.evidence.extend(new)
         yield SourcesEvent(sources=run.sources())
-        prompt = prompts.ADDENDUM_PROMPT.format(
-            question=run.standalone, answer=run.answer, sources=listing(new), first=first
-        )
+        prompt = run.addendum_prompt(new)
         run.answer += "\n\n"
         yield TokenEvent(text="\n\n")
         async for event in self._stream_answer(run, prompt):
@@ -424,6 +431,7 @@ class ChatEngine:
         answer, cited = cleaned or parse.clean_citations(run.answer, len(run.evidence))
         meta: dict[str, Any] = {
             "mode": run.mode,
+            "citations_checked": run.citations.model_dump() if run.citations else None,
             "verify": run.verify.model_dump(exclude={"event"}) if run.verify else None,
             "notices": run.notices,
             "standalone_question": run.standalone,

@@ -121,16 +121,44 @@ class VerifyEvent(_Event):
     round: int
 
 
+class DroppedCitation(BaseModel):
+    """A citation removed from the answer: its source does not support the claim."""
+
+    n: int = Field(description="The source number that was cited.")
+    claim: str = Field(description="What the sentence claimed, without its citation marks.")
+    reason: str = Field(description="Why the source does not support it.")
+
+
+class CitationCheck(BaseModel):
+    """How the answer's citations were checked against their sources, and how many held."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    checked: int = Field(description="Citations checked (each [n] of each sentence).")
+    kept: int = Field(description="Citations whose source supports the sentence.")
+    dropped: int = Field(description="Citations removed from the answer.")
+    method: Literal["checked", "verbatim"] = Field(
+        description="checked: each compared with its source (LLM answers); verbatim: quoted "
+        "from the source word for word, so supported by construction (extractive answers)."
+    )
+    dropped_citations: list[DroppedCitation] = Field(
+        default_factory=list, description="Each removed citation, with its claim and why."
+    )
+
+
 class DoneEvent(_Event):
     event: Literal["done"] = "done"
     message_id: int | None = Field(description="The stored answer (None when not stored).")
     conversation_id: int | None
-    answer: str = Field(description="The whole answer, invented citation numbers removed.")
+    answer: str = Field(description="The whole answer, invented and unsupported citations removed.")
     citations: list[int] = Field(description="The source numbers the answer cites.")
     mode: AnswerMode
     model: str | None = Field(description="The backend that answered (None: extractive).")
     notices: list[str]
     timings_ms: dict[str, float]
+    citations_checked: CitationCheck | None = Field(
+        default=None, description="The check of every citation against its source."
+    )
     status: Literal["complete"] = "complete"
 
 

@@ -5,10 +5,18 @@ literally, JSON only where a structure is needed (and then parsed leniently, wit
 for junk). Placeholders are ``str.format`` fields; literal braces are doubled.
 """
 
+from quire.llm.base import Message
+
 SYSTEM = (
     "You are Quire, a careful research assistant. You only use the numbered sources you are "
     "given and you never invent facts, page numbers or sources."
 )
+
+
+def messages(prompt: str) -> list[Message]:
+    """A prompt as it is sent: the system message, then the prompt as the user's."""
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+
 
 PLAN_PROMPT = """You plan a search over a person's documents.
 Question: {query}
@@ -74,6 +82,7 @@ New sources:
 {sources}
 
 Addition:"""
+
 
 VERIFY_PROMPT = """Question: {question}
 

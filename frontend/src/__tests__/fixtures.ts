@@ -1,5 +1,13 @@
 // Shared test data and helpers: SSE bodies, JSON responses, chat events, sources, documents.
-import type { ChatEvent, ChatRequest, DoneEvent, Message, Source, StartEvent } from '@/api/chat'
+import type {
+  ChatEvent,
+  ChatRequest,
+  CitationCheck,
+  DoneEvent,
+  Message,
+  Source,
+  StartEvent,
+} from '@/api/chat'
 import type { Document, Job, Page } from '@/api/documents'
 import type { LanguagesOut, LibraryLanguage } from '@/api/languages'
 import type { PerplexityStatus, SyncCounts, SyncRun } from '@/api/perplexity'
@@ -194,9 +202,15 @@ export function doneEvent(over: Partial<DoneEvent> = {}): DoneEvent {
     model: null,
     notices: [],
     timings_ms: {},
+    citations_checked: null,
     status: 'complete',
     ...over,
   }
+}
+
+/** The citation check of an extractive answer citing ``n`` times (override anything). */
+export function citationCheck(n = 1, over: Partial<CitationCheck> = {}): CitationCheck {
+  return { checked: n, kept: n, dropped: 0, method: 'verbatim', dropped_citations: [], ...over }
 }
 
 /** A stored assistant message (override anything). */
@@ -214,6 +228,7 @@ export function storedMessage(over: Partial<Message> = {}): Message {
     status: 'complete',
     verify: null,
     notices: [],
+    citations_checked: null,
     created_at: '',
     feedback: null,
     ...over,

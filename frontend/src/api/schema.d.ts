@@ -554,6 +554,38 @@ export interface components {
              */
             llm: boolean;
         };
+        /**
+         * CitationCheck
+         * @description How the answer's citations were checked against their sources, and how many held.
+         */
+        CitationCheck: {
+            /**
+             * Checked
+             * @description Citations checked (each [n] of each sentence).
+             */
+            checked: number;
+            /**
+             * Kept
+             * @description Citations whose source supports the sentence.
+             */
+            kept: number;
+            /**
+             * Dropped
+             * @description Citations removed from the answer.
+             */
+            dropped: number;
+            /**
+             * Method
+             * @description checked: each compared with its source (LLM answers); verbatim: quoted from the source word for word, so supported by construction (extractive answers).
+             * @enum {string}
+             */
+            method: "checked" | "verbatim";
+            /**
+             * Dropped Citations
+             * @description Each removed citation, with its claim and why.
+             */
+            dropped_citations: components["schemas"]["DroppedCitation"][];
+        };
         /** CompletionRequest */
         CompletionRequest: {
             /**
@@ -762,7 +794,7 @@ export interface components {
             conversation_id: number | null;
             /**
              * Answer
-             * @description The whole answer, invented citation numbers removed.
+             * @description The whole answer, invented and unsupported citations removed.
              */
             answer: string;
             /**
@@ -786,12 +818,35 @@ export interface components {
             timings_ms: {
                 [key: string]: number;
             };
+            /** @description The check of every citation against its source. */
+            citations_checked: components["schemas"]["CitationCheck"] | null;
             /**
              * Status
              * @default complete
              * @constant
              */
             status: "complete";
+        };
+        /**
+         * DroppedCitation
+         * @description A citation removed from the answer: its source does not support the claim.
+         */
+        DroppedCitation: {
+            /**
+             * N
+             * @description The source number that was cited.
+             */
+            n: number;
+            /**
+             * Claim
+             * @description What the sentence claimed, without its citation marks.
+             */
+            claim: string;
+            /**
+             * Reason
+             * @description Why the source does not support it.
+             */
+            reason: string;
         };
         /** EmbedderStatus */
         EmbedderStatus: {
@@ -1211,6 +1266,8 @@ export interface components {
             verify: components["schemas"]["VerifyEvent"] | null;
             /** Notices */
             notices: string[];
+            /** @description How the answer's citations held against their sources. */
+            citations_checked?: components["schemas"]["CitationCheck"] | null;
             /**
              * Created At
              * Format: date-time

@@ -1,5 +1,6 @@
 // Answers are markdown written by a model (or quoted from documents): rendered by markdown-it
-// with raw HTML off, `[n]` turned into links to the cited source, and the result sanitised by
+// with raw HTML off, `[n]` turned into links to the cited source (`[unsupported]`, the mark of a
+// sentence whose citations did not hold, into a flagged span), and the result sanitised by
 // DOMPurify before it reaches v-html.
 import DOMPurify from 'dompurify'
 import MarkdownIt, { type StateCore, type Token } from 'markdown-it'
@@ -9,7 +10,9 @@ import type { Source } from '@/api/chat'
 import { TURN_KINDS } from './format'
 import { sourceHref } from './sourceLink'
 
-const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g
+const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]|\[unsupported\]/g
+// What the citation check puts where it removed a sentence's every citation.
+const UNSUPPORTED = '[unsupported]'
 
 function citationPlugin(md: MarkdownIt): void {
   md.core.ruler.push('citations', (state) => {
@@ -29,6 +32,17 @@ function citationPlugin(md: MarkdownIt): void {
         let last = 0
         const text = tok.content
         for (const m of text.matchAll(CITATION)) {
+          if (m[0] === UNSUPPORTED) {
+            if (m.index! > last) out.push(textToken(state, text.slice(last, m.index)))
+            const open = new state.Token('span_open', 'span', 1)
+            open.attrs = [
+              ['class', 'unsupported'],
+              ['title', 'No cited source says this: its citations were removed'],
+            ]
+            out.push(open, textToken(state, UNSUPPORTED), new state.Token('span_close', 'span', -1))
+            last = m.index! + m[0].length
+            continue
+          }
           const numbers = m[1]!.split(',').map((x) => Number(x.trim()))
           if (!numbers.every((n) => byN.has(n))) continue
           if (m.index! > last) out.push(textToken(state, text.slice(last, m.index)))

@@ -52,6 +52,7 @@ function blank(role: ChatMessage['role'], content: string): ChatMessage {
     status: 'complete',
     verify: null,
     notices: [],
+    citations_checked: null,
     created_at: new Date().toISOString(),
     feedback: null,
     error: null,
@@ -213,6 +214,7 @@ export const useChatStore = defineStore('chat', () => {
         live.model = ev.model
         live.notices = [...ev.notices]
         live.timings_ms = ev.timings_ms
+        live.citations_checked = ev.citations_checked
         live.status = 'complete'
         conversationId.value = ev.conversation_id ?? conversationId.value
         break

@@ -25,7 +25,14 @@ from quire.storage import conversations
 from quire.storage.records import Id
 from quire.synthesis.answer import ChatRequest, Prepared
 from quire.synthesis.engine import MAX_MESSAGE_CHARS
-from quire.synthesis.events import AnswerMode, ChatEvent, Source, SourcesEvent, VerifyEvent
+from quire.synthesis.events import (
+    AnswerMode,
+    ChatEvent,
+    CitationCheck,
+    Source,
+    SourcesEvent,
+    VerifyEvent,
+)
 
 router = APIRouter(prefix="/api", tags=["chat"])
 ERRORS = error_responses(400, 404, 422)
@@ -114,6 +121,9 @@ class MessageOut(BaseModel):
     status: Literal["complete", "interrupted", "error"]
     verify: VerifyEvent | None
     notices: list[str]
+    citations_checked: CitationCheck | None = Field(
+        default=None, description="How the answer's citations held against their sources."
+    )
     created_at: UtcDateTime
     feedback: FeedbackOut | None
 

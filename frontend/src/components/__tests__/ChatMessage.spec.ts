@@ -2,7 +2,7 @@ import { mount } from '@vue/test-utils'
 import { describe, expect, it, vi } from 'vitest'
 import { createMemoryHistory, createRouter } from 'vue-router'
 
-import { storedMessage } from '@/__tests__/fixtures'
+import { citationCheck, storedMessage } from '@/__tests__/fixtures'
 import type { ChatMessage as Msg } from '@/stores/chat'
 import ChatMessage from '../ChatMessage.vue'
 
@@ -78,6 +78,49 @@ describe('ChatMessage', () => {
     })
     expect(w.text()).toContain('stopped')
     expect(w.get('[role="alert"]').text()).toBe('the LLM stopped')
+  })
+
+  it('says how its citations held against their sources', async () => {
+    const checked = message({
+      mode: 'llm',
+      content: 'Tides rise twice a day [1]. Signed in 1999 [unsupported].',
+      citations_checked: citationCheck(10, {
+        kept: 7,
+        dropped: 3,
+        method: 'checked',
+        dropped_citations: [
+          { n: 2, claim: 'Signed in 1999', reason: 'the source does not contain 1999' },
+        ],
+      }),
+    })
+    const w = mount(ChatMessage, {
+      props: { message: checked },
+      global: { plugins: [makeRouter()] },
+    })
+    const box = w.get('[data-testid="citecheck"]')
+    expect(box.get('summary').text()).toBe(
+      '7 of 10 citations checked against their sources; 3 removed: the source does not say it',
+    )
+    expect(box.get('li').text()).toBe('[2] “Signed in 1999”: the source does not contain 1999')
+    expect(w.get('.answer .unsupported').text()).toBe('[unsupported]')
+
+    const quoted = message({ citations_checked: citationCheck(1) })
+    const q = mount(ChatMessage, {
+      props: { message: quoted },
+      global: { plugins: [makeRouter()] },
+    })
+    expect(q.get('[data-testid="citecheck"] summary').text()).toBe(
+      '1 citation, each quoted word for word from its source',
+    )
+    expect(q.get('[data-testid="citecheck"]').find('li').exists()).toBe(false)
+    // Nothing to say while the answer streams, or when it cites nothing.
+    for (const m of [message({ status: 'streaming' }), message({ citations_checked: null })]) {
+      const none = mount(ChatMessage, {
+        props: { message: m },
+        global: { plugins: [makeRouter()] },
+      })
+      expect(none.find('[data-testid="citecheck"]').exists()).toBe(false)
+    }
   })
 
   it('offers the export of a stored answer, not of one still streaming', () => {

@@ -33,6 +33,15 @@ describe('citations', () => {
     expect(el.textContent).toContain('[7]')
   })
 
+  it('flags a sentence the citation check left without a source', () => {
+    const el = dom(renderAnswer('Signed in 1999 [unsupported]. Tides [1].', sources))
+    const flag = el.querySelector('span.unsupported')!
+    expect(flag.textContent).toBe('[unsupported]')
+    expect(flag.getAttribute('title')).toMatch(/citations were removed/)
+    expect(el.querySelectorAll('a.cite')).toHaveLength(1)
+    expect(el.textContent!.trim()).toBe('Signed in 1999 [unsupported]. Tides [1].')
+  })
+
   it('does not touch real links or code', () => {
     const el = dom(renderAnswer('See [1](https://example.org) and `arr[1]`.', sources))
     expect(el.querySelectorAll('a.cite')).toHaveLength(0)

@@ -1,7 +1,7 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 
-import { doneEvent, source, startEvent, storedMessage } from '@/__tests__/fixtures'
+import { citationCheck, doneEvent, source, startEvent, storedMessage } from '@/__tests__/fixtures'
 import * as api from '@/api/chat'
 import { ApiError } from '@/api/client'
 import { useChatStore } from '../chat'
@@ -70,6 +70,7 @@ describe('chat store', () => {
         doneEvent({
           answer: 'Tides rise twice [1]',
           notices: ['no LLM reachable: extractive answer', 'the answer was not verified.'],
+          citations_checked: citationCheck(1),
         }),
       )
     })
@@ -86,6 +87,7 @@ describe('chat store', () => {
       status: 'complete',
       mode: 'extractive',
       notices: ['no LLM reachable: extractive answer', 'the answer was not verified.'],
+      citations_checked: { checked: 1, kept: 1, dropped: 0, method: 'verbatim' },
     })
     expect(answer!.plan).toMatchObject({ strategy: 'precise', queries: ['tides'] })
     expect(chat.sources).toHaveLength(2)
