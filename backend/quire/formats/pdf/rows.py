@@ -18,8 +18,9 @@ its text ("" when empty) or None where a merged cell from the row above covers i
   the generator as a row of its own: its first cell empty and at most half its cells filled,
   or its filled cells continuing values that end in a hyphen, ``59-`` / ``191``) is joined to
   it, column by column.
-- A cell merged over several rows (None below it) is repeated in each row it spans, so that
-  every line holds its whole fact. A header cell merged over several columns names each.
+- A cell merged over several rows (None below it) is repeated in each row it spans, and one
+  merged across columns in each column (tables.py fills those in), so that every line holds
+  its whole fact. A header cell merged over several columns names each.
 - A row whose cells each hold the same number of lines, three or more (a table drawn as one
   row of tall cells, each line a record: naacl06 Table 5), is read as that many rows; in
   such a table, so is a row of two lines in each cell.
@@ -90,13 +91,15 @@ def _split_tall(row: list[str | None], least: int) -> list[list[str | None]]:
     return [[c.split("\n")[i] if c else c for c in row] for i in range(n)]
 
 
-def _continues(row: list[str], previous: list[str]) -> bool:
+def _continues(raw: list[str | None], row: list[str], previous: list[str]) -> bool:
+    """Whether a row only goes on with cells of the one above (a merged first cell, None,
+    starts a row of its own in the same group)."""
     filled = [i for i, c in enumerate(row) if c]
     if not filled:
         return False
-    if all(previous[i].endswith("-") for i in filled):
+    if all(_WORD_HYPHEN.search(previous[i]) for i in filled):
         return True
-    return not row[0] and len(filled) <= len(row) / 2
+    return raw[0] == "" and len(filled) <= len(row) / 2
 
 
 def _merge(into: list[str], row: list[str]) -> None:
@@ -127,7 +130,7 @@ def table_rows(grid: Grid) -> list[str]:
             own = ["" if c is None else join_lines(c.split("\n")) for c in raw]
             if not any(ch.isalnum() for c in own for ch in c):
                 continue  # empty, or a row of ellipses standing for rows left out
-            if rows and _continues(own, rows[-1]):
+            if rows and _continues(raw, own, rows[-1]):
                 _merge(rows[-1], own)
                 continue
             # A merged cell (None) repeats the text of the row above.

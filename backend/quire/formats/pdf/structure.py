@@ -47,11 +47,8 @@ PATH_SEPARATOR = " > "
 #: A heading found this early in a page's text starts the page (the running head before it),
 #: unless the outline says it stands below the top of the page.
 TOP_CHARS = 200
-#: Where a heading's title starts a line: after a section number or "Chapter 4", if any.
-_LINE_START = (
-    r"(?:^|(?<=\n))[ \t]*(?:(?:chapter|section|appendix|part)[ \t]+)?"
-    r"(?:(?:\d+|[a-z])(?:\.\d+)*\.?[ \t]+)?"
-)
+#: What may stand before a heading's title on its line: a section number, "Chapter 4".
+_LINE_START = r"(?:(?:chapter|section|appendix|part)[ \t]+)?(?:(?:\d+|[a-z])(?:\.\d+)*\.?[ \t]+)?"
 
 
 def read_outline(doc: PDFDocument, pages: list[PDFPage]) -> tuple[list[OutlineEntry], str | None]:
@@ -190,7 +187,8 @@ def _offset(page_text: str, title: str, below_the_top: bool = False) -> int:
         origin.extend([i] * len(piece))
     text = "".join(folded)
     body = r"\s+".join(words)
-    starts = [m.start(1) for m in re.finditer(_LINE_START + f"({body})", text)]
+    # Where the line starts (its section number with it), past any indent.
+    starts = [m.end(1) for m in re.finditer(r"(?:^|(?<=\n))([ \t]*)" + _LINE_START + body, text)]
     if below_the_top:
         first_line = text.lstrip().find("\n") + len(text) - len(text.lstrip())
         starts = [s for s in starts if s > first_line] or starts

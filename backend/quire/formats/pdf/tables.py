@@ -152,15 +152,16 @@ def _edges(layout: LTPage) -> tuple[list[dict[str, Any]], list[tuple[float, floa
 def find_tables(layout: LTPage) -> list[Table]:
     """The tables on a page, in no particular order (page_text places them)."""
     edges, rules = _edges(layout)
-    if len(rules) < 2:
-        return []
+    if len(rules) < 2 and len(edges) < 4:
+        return []  # most pages: nothing ruled, nothing more to do
     lines = _text_lines(layout)
     if not lines:
         return []
     tables = _grids(layout, edges, lines)
-    taken = [t.bbox for t in tables]
-    free = [ln for ln in lines if not any(_inside(ln, box) for box in taken)]
-    tables += _ruled(rules, free)
+    if len(rules) >= 2:
+        taken = [t.bbox for t in tables]
+        free = [ln for ln in lines if not any(_inside(ln, box) for box in taken)]
+        tables += _ruled(rules, free)
     return tables
 
 
@@ -249,9 +250,23 @@ def _grid_table(height: float, rows: list[list[Any]], lines: list[LTTextLine]) -
         [None if c is None else _cell_text(texts.get((i, j), [])) for j, c in enumerate(r)]
         for i, r in enumerate(boxes)
     ]
+    _spread_across(grid, boxes)
     if sum(any(c for c in r) for r in grid) < 2 or _columns_used(grid) < 2:
         return None
     return Table(bbox, table_rows(grid), consumed)
+
+
+def _spread_across(grid: Grid, boxes: list[list[Any]]) -> None:
+    """A cell merged across columns gives its text to each column it covers (pdfplumber has
+    None there, as under a cell merged down rows, which rows.py repeats from above)."""
+    lefts = sorted({c[0] for r in boxes for c in r if c is not None})
+    for i, row in enumerate(boxes):
+        for j in range(1, len(row)):
+            if row[j] is not None or j >= len(lefts):
+                continue
+            k = next((k for k in range(j - 1, -1, -1) if row[k] is not None), None)
+            if k is not None and row[k][2] > lefts[j] + SNAP:
+                grid[i][j] = grid[i][k]
 
 
 def _columns_used(grid: Grid) -> int:
