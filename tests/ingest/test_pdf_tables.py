@@ -188,7 +188,7 @@ def _pdf(tmp_path: Path, name: str, build: object) -> Path:
     return path
 
 
-def test_a_page_of_5000_cells_is_read_in_bounded_time(tmp_path: Path) -> None:
+def test_a_page_of_5000_cells_is_read_as_rows_in_bounded_time(tmp_path: Path) -> None:
     def build(pdf: FPDF) -> None:
         pdf.set_font("helvetica", size=3)
         pdf.set_margins(4, 4)
@@ -203,11 +203,12 @@ def test_a_page_of_5000_cells_is_read_in_bounded_time(tmp_path: Path) -> None:
     t0 = time.perf_counter()
     layer = read_text_layer(path, max_pages=10, min_words=10)
     took = time.perf_counter() - t0
-    text = layer.pages[0].text
-    assert "199.24" in text and "H0" in text  # every cell's text is kept, as rows or as text
-    assert took < 60, took
-    # Either rows (within the caps) or the plain text: never an error.
-    assert not rows_of(text) or "H0: 1.0 · H1: 1.1" in text
+    rows = rows_of(layer.pages[0].text)
+    assert len(rows) == 199
+    assert rows[0].startswith("H0: 1.0 · H1: 1.1 · H2: 1.2")
+    assert rows[-1].endswith("H24: 199.24")
+    # pdfplumber's own cell search took 50 s on this page (quadratic); ours takes about 2 s.
+    assert took < 30, took
 
 
 def test_a_table_with_merged_and_empty_cells(tmp_path: Path) -> None:
