@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from fpdf import FPDF
 from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
@@ -18,6 +17,7 @@ from quire.formats.pdf.layout import iter_layouts, page_text
 from quire.formats.pdf.rows import table_rows
 from quire.formats.pdf.text import read_text_layer
 from tests.conftest import DOCS
+from tests.ingest.table_pdfs import SENTENCE, cells_pdf, merged_pdf, one_sentence_pdf
 
 DOT = " \u00b7 "
 
@@ -177,31 +177,9 @@ def test_rows_merged_empty_and_headerless_cells() -> None:
 
 
 # -- bad input --------------------------------------------------------------------------------
-def _pdf(tmp_path: Path, name: str, build: object) -> Path:
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=7)
-    pdf.add_page()
-    assert callable(build)
-    build(pdf)
-    path = tmp_path / name
-    pdf.output(str(path))
-    return path
-
-
 def test_a_page_of_5000_cells_is_read_as_rows_in_bounded_time(tmp_path: Path) -> None:
-    def build(pdf: FPDF) -> None:
-        pdf.set_font("helvetica", size=3)
-        pdf.set_margins(4, 4)
-        pdf.set_auto_page_break(False)
-        with pdf.table(col_widths=(1,) * 25, line_height=1.3, padding=0.1) as table:
-            for r in range(200):
-                row = table.row()
-                for c in range(25):
-                    row.cell(f"{r}.{c}" if r else f"H{c}")
-
-    path = _pdf(tmp_path, "cells.pdf", build)
     t0 = time.perf_counter()
-    layer = read_text_layer(path, max_pages=10, min_words=10)
+    layer = read_text_layer(cells_pdf(tmp_path / "cells.pdf"), max_pages=10, min_words=10)
     took = time.perf_counter() - t0
     rows = rows_of(layer.pages[0].text)
     assert len(rows) == 199
@@ -212,38 +190,17 @@ def test_a_page_of_5000_cells_is_read_as_rows_in_bounded_time(tmp_path: Path) ->
 
 
 def test_a_table_with_merged_and_empty_cells(tmp_path: Path) -> None:
-    def build(pdf: FPDF) -> None:
-        pdf.set_font("helvetica", size=10)
-        pdf.multi_cell(w=0, text="Opening hours of the three branches.")
-        pdf.ln(4)
-        with pdf.table(col_widths=(30, 30, 30, 30)) as table:
-            for cells in (
-                ("Branch", "Monday", "Tuesday", "Wednesday"),
-                ("North", "9-17", "", "9-12"),
-                ("South", "closed for works", None, "10-16"),
-                ("", "", "", ""),
-            ):
-                row = table.row()
-                for cell in cells:
-                    if cell is None:
-                        continue
-                    row.cell(cell, colspan=2 if cell == "closed for works" else 1)
-        pdf.ln(4)
-        pdf.multi_cell(w=0, text="Table 1: Opening hours.")
-
-    text = read_text_layer(_pdf(tmp_path, "merged.pdf", build), max_pages=5, min_words=3).pages[0]
-    assert rows_of(text.text) == [
+    path = merged_pdf(tmp_path / "merged.pdf")
+    text = read_text_layer(path, max_pages=5, min_words=3).pages[0].text
+    # The empty cell is left out, the merged one given to both its columns, the empty row gone.
+    assert rows_of(text) == [
         "Branch: North · Monday: 9-17 · Wednesday: 9-12",
         "Branch: South · Monday: closed for works · Tuesday: closed for works · Wednesday: 10-16",
     ]
-    assert text.text.startswith("Opening hours of the three branches.\n\nBranch: North")
-    assert text.text.endswith("\n\nTable 1: Opening hours.")
+    assert text.startswith("Opening hours of the three branches.\n\nBranch: North")
+    assert text.endswith("\n\nTable 1: Opening hours.")
 
 
 def test_a_one_sentence_page_is_that_sentence(tmp_path: Path) -> None:
-    def build(pdf: FPDF) -> None:
-        pdf.set_font("helvetica", size=11)
-        pdf.multi_cell(w=0, text="The heron waited by the weir until the tide turned at dawn.")
-
-    layer = read_text_layer(_pdf(tmp_path, "one.pdf", build), max_pages=5, min_words=3)
-    assert layer.pages[0].text == "The heron waited by the weir until the tide turned at dawn."
+    layer = read_text_layer(one_sentence_pdf(tmp_path / "one.pdf"), max_pages=5, min_words=3)
+    assert layer.pages[0].text == SENTENCE
