@@ -16,6 +16,7 @@ from pdfminer.pdfparser import PDFParser
 from quire.formats.pdf.layout import iter_layouts, page_text
 from quire.formats.pdf.rows import table_rows
 from quire.formats.pdf.text import read_text_layer
+from quire.text.table_rows import embedding_text
 from tests.conftest import DOCS
 from tests.ingest.table_pdfs import SENTENCE, cells_pdf, merged_pdf, one_sentence_pdf
 
@@ -174,6 +175,24 @@ def test_rows_merged_empty_and_headerless_cells() -> None:
         "Article: 2005-09-25 · Place: C",
     ]
     assert table_rows([]) == [] and table_rows([["", ""], [None, ""]]) == []
+
+
+def test_the_embedder_reads_a_run_of_rows_with_its_headers_once() -> None:
+    text = (
+        "Table 17.\n\n"
+        "Enum: 44 · ELF Reloc Type: RVC_BRANCH · Type: Static\n"
+        "Enum: 45 · ELF Reloc Type: RVC_JUMP · Type: Static\n"
+        "Tag: Tag_RISCV_arch · Value: 5\n\n"
+        "Prose: not a row."
+    )
+    assert embedding_text(text) == (
+        "Table 17.\n\n"
+        "Enum: 44 · ELF Reloc Type: RVC_BRANCH · Type: Static\n"
+        "45 · RVC_JUMP · Static\n"
+        "Tag: Tag_RISCV_arch · Value: 5\n\n"
+        "Prose: not a row."
+    )
+    assert embedding_text("No table here.") == "No table here."
 
 
 # -- bad input --------------------------------------------------------------------------------

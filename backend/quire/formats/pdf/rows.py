@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import re
 
-SEPARATOR = " \u00b7 "
+from quire.text.table_rows import SEPARATOR
+
 MAX_HEADER_CHARS = 60
 MIN_SPLIT_LINES = 3  # a row of tall cells with this many lines in each is that many rows
 _NUMBER = re.compile(r"[-+−]?[\d.,\s%x]+")  # 12, 0.037, 28,009, 0x (a hex prefix alone)
