@@ -6,7 +6,10 @@ every line, and the embedder, which reads a passage as one bag of meaning, then 
 headers: on the RISC-V relocation tables the passage holding the answer fell from 6th to 22nd
 in the dense ranking. So the embedder is given each run of rows under the same headers with
 the headers said once, on its first row, and the values alone on the rows after it; what is
-stored, searched by words, shown and quoted stays the full row.
+stored, searched by words, shown and quoted stays the full row. Measured: the question's
+cosine with that passage went from 0.527 back to 0.546 (0.563 before rows), with the type-size
+table's from 0.405 to 0.452 (0.487), but its dense rank only from 22nd to 21st; on the page-QA
+sets two table questions rose a place (second set: 7th to 6th, 4th to 2nd), none fell.
 
     embedding_text("Enum: 44 · Type: Static\\nEnum: 45 · Type: Static")
     # "Enum: 44 · Type: Static\\n45 · Static"
