@@ -30,19 +30,42 @@ def test_real_textbook_pages_carry_their_outline_section(textbook: Extracted) ->
     pages = {p.number: p for p in textbook.pages}
     assert textbook.metadata["outline_entries"] > 100
     assert "notices" not in textbook.metadata
-    assert pages[74].heading_path == "Scale-free networks > Generating BA graphs"
     assert pages[245].heading_path == "Reading list"
     # Page 21 starts in "Paradigm shift?" and a new section begins part-way down.
     p21 = pages[21]
     (offset, path), *_ = p21.meta["headings"]
     assert path == "Complexity Science > The axes of scientific models"
     assert offset > 500
-    assert p21.text[offset:].startswith("The axes of scientific models")
+    assert p21.text[offset:].startswith("1.2 The axes of scientific models")
     assert heading_at(p21, 0) == "Complexity Science > Paradigm shift?"
     assert heading_at(p21, offset) == path
     chunks = [c for c in chunk_pages([p21], size=600, overlap=50)]
     assert chunks[0].heading_path == "Complexity Science > Paradigm shift?"
     assert chunks[-1].heading_path == path
+
+
+@pytest.mark.slow
+def test_text_before_a_mid_page_heading_keeps_the_section_before(textbook: Extracted) -> None:
+    """Page 74 opens with its running head "4.6 Generating BA graphs", then Table 4.1 and the
+    end of section 4.5; section 4.6 starts part-way down. The running head is not where 4.6
+    starts, and the table's chunk carries 4.5's path."""
+    pages = {p.number: p for p in textbook.pages}
+    p74 = pages[74]
+    assert p74.text.startswith("4.6 Generating BA graphs\n\n")  # the running head
+    (offset, path), *_ = p74.meta["headings"]
+    assert path == "Scale-free networks > Generating BA graphs"
+    assert p74.text[offset:].startswith("4.6 Generating BA graphs\n\nIn the previous sections")
+    before = "Scale-free networks > Barabási-Albert model"
+    assert p74.meta["heading_before"] == before
+    assert p74.heading_path == before  # most of the page
+    chunks = chunk_pages([p74])
+    table = next(c for c in chunks if "BA model: 0.037" in c.text)
+    assert table.heading_path == before
+    assert chunks[-1].heading_path == path
+    # The next page's running head ("Chapter 4 Scale-free networks") starts no section.
+    assert "headings" not in pages[75].meta
+    assert pages[75].heading_path == path
+    assert {c.heading_path for c in chunk_pages([pages[75]])} == {path}
 
 
 def _book(path: Path) -> Path:

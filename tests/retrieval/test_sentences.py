@@ -31,3 +31,35 @@ def test_sentences_end_where_the_script_ends_them(text: str, sentences: list[str
     units = split_sentences(text)
     assert [u for _, u in units] == sentences
     assert all(text[start : start + len(u)] == u for start, u in units)  # exact substrings
+
+
+def test_each_row_of_a_pdf_table_is_one_unit() -> None:
+    """A table's rows (formats/pdf/rows.py) are units of their own, whole, even when a cell
+    holds sentences; the caption and the prose around stay sentences."""
+    text = (
+        "The fees are these.\n\n"
+        "Fee schedule\n"
+        "Name: Gsreset · Value: 2900 · Description: Paid for an SSTORE. It is set to zero.\n"
+        "Name: Rsclear · Value: 4800 · Description: Refund given. The amount is 4800.\n\n"
+        "Table 1: The fee schedule. See Appendix G."
+    )
+    units = [u for _, u in split_sentences(text)]
+    assert units == [
+        "The fees are these.",
+        "Fee schedule",
+        "Name: Gsreset · Value: 2900 · Description: Paid for an SSTORE. It is set to zero.",
+        "Name: Rsclear · Value: 4800 · Description: Refund given. The amount is 4800.",
+        "Table 1: The fee schedule.",
+        "See Appendix G.",
+    ]
+    assert all(text[start : start + len(u)] == u for start, u in split_sentences(text))
+
+
+def test_a_table_of_one_row_is_one_unit() -> None:
+    text = "Before it.\n\nC · Facebook: 0.61 · WS model: 0.63 · BA model: 0.037\n\nAfter it. Done."
+    assert [u for _, u in split_sentences(text)] == [
+        "Before it.",
+        "C · Facebook: 0.61 · WS model: 0.63 · BA model: 0.037",
+        "After it.",
+        "Done.",
+    ]

@@ -55,7 +55,7 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: PDF tables as rows, headings past running heads (issue 33)
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -14,12 +14,22 @@ Progress = Callable[[str, float], None]
 
 @dataclass(frozen=True)
 class OutlineEntry:
-    """A bookmark: its depth (1 = top), title, page (1-based) and height on the page."""
+    """A bookmark: its depth (1 = top), title, page (1-based) and height on the page (from its
+    foot, in points, of a page ``page_height`` tall)."""
 
     level: int
     title: str
     page: int
     top: float | None = None
+    page_height: float | None = None
+
+    @property
+    def below_the_top(self) -> bool:
+        """Whether it points below the top fifth of its page: a running head in the page's
+        first line is then not where its section starts."""
+        if self.top is None or not self.page_height:
+            return False
+        return self.top < 0.8 * self.page_height
 
 
 def no_progress(stage: str, fraction: float) -> None:

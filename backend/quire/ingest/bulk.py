@@ -35,6 +35,7 @@ from quire.storage.documents import part_path, stored_path
 from quire.storage.records import Kind, Page, PageSource
 from quire.storage.schema import documents, utcnow
 from quire.text.language import detect as detect_language
+from quire.text.table_rows import embedding_text
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +230,7 @@ def _embed_missing(
             batch = vectors.missing_chunks(conn, None, batch_size)
         if not batch:
             break
-        vecs = embedder.embed([t for _, t in batch])
+        vecs = embedder.embed([embedding_text(t) for _, t in batch])
         with db.write() as conn:
             written = vectors.add(conn, embedder.name, [cid for cid, _ in batch], vecs)
         done += len(batch)

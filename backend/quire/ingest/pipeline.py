@@ -25,6 +25,7 @@ from quire.storage.db import Database
 from quire.storage.documents import mark_embedded, original, record_extraction, set_status
 from quire.storage.schema import documents
 from quire.text.language import detect as detect_language
+from quire.text.table_rows import embedding_text
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ def embed_missing(ctx: JobContext, document_id: int | None) -> int:
             batch = vectors.missing_chunks(conn, document_id, ctx.settings.embed_batch)
         if not batch:
             break
-        vecs = ctx.embedder.embed([t for _, t in batch])
+        vecs = ctx.embedder.embed([embedding_text(t) for _, t in batch])
         with ctx.db.write() as conn:
             vectors.add(conn, ctx.embedder.name, [cid for cid, _ in batch], vecs)
         done += len(batch)

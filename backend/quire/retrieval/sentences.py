@@ -5,7 +5,8 @@ Sentences are split with a regular expression that keeps abbreviations, initials
 together (the texts are a few dozen passages of clean text; a sentence-splitting library would
 add a dependency for no measurable gain). A "sentence" made of short lines, or of lines laid
 out as columns, is a table, a list or code: each line is a unit of its own, since a line of a
-table holds one fact.
+table holds one fact. A PDF table's row is one line, ``Header: value · Header: value``
+(formats/pdf/rows.py), and one unit whatever its cells say: no sentence ends inside it.
 
     split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
     split_sentences("彼は言った。「本当か？」と聞いた。")  # [(0, "彼は言った。"), (6, "「本当…")]
@@ -36,9 +37,11 @@ MAX_CHARS = 600
 FULL_LINE = 60
 #: Lines this short on average are rows (a table, a list, code), each a unit.
 SHORT_LINE = 32
-#: A line laid out as a table row: cells between bars, or separated by runs of spaces/tabs, or
-#: written with its headers ("Model: BA graph · Clustering: 0.037", formats/pdf).
-ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t|\S · \S")
+#: A line laid out as a table row: cells between bars, separated by runs of spaces/tabs, or
+#: by the middle dot of a PDF table's row (formats/pdf/rows.py).
+ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t|\S \u00b7 \S")
+#: A PDF table's row, as the page text has it: one line of cells joined by " · ".
+TABLE_ROW = re.compile(r"^[^\n]*\S \u00b7 \S[^\n]*$", re.M)
 
 
 def split_sentences(passage: str) -> list[tuple[int, str]]:
@@ -46,7 +49,13 @@ def split_sentences(passage: str) -> list[tuple[int, str]]:
     unit is an exact substring of the passage."""
     out: list[tuple[int, str]] = []
     pos = 0
+    rows = [m.span() for m in TABLE_ROW.finditer(passage)] if "\u00b7" in passage else []
+    row = 0
     for m in _BOUNDARY.finditer(passage):
+        while row < len(rows) and rows[row][1] - 1 <= m.start():
+            row += 1
+        if row < len(rows) and rows[row][0] <= m.start():
+            continue  # inside a table's row, before its last character
         if m.group(0).lstrip(" \t").startswith("\n") and _runs_on(passage, m.start(), m.end()):
             continue
         end = m.start() + len(m.group(0).rstrip())
@@ -83,8 +92,10 @@ def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None
     lines = sentence.split("\n")
     filled = sum(bool(ln.strip()) for ln in lines)
     rows = sum(bool(ROWISH.search(ln)) for ln in lines)
-    if rows >= 2 or (
-        filled > 2 and (len(sentence) > MAX_CHARS or len(sentence) / filled < SHORT_LINE)
+    if (
+        rows >= 2
+        or any(TABLE_ROW.fullmatch(ln) for ln in lines)
+        or (filled > 2 and (len(sentence) > MAX_CHARS or len(sentence) / filled < SHORT_LINE))
     ):
         # Rows of a table or code: each line is a unit of its own.
         offset = start + lead

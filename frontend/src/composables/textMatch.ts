@@ -238,3 +238,137 @@ export function matchWords(words: OcrWord[], quote: string): number[] {
   const at = matchQuote(text, quote)
   return at ? spansOf(starts, text.length, at).map((p) => p.index) : []
 }
+
+// A PDF table's row, as the page text writes it (backend formats/pdf/rows.py):
+// "Header: value · Header: value", or bare values "C · Facebook: 0.61", or "Key: value". The
+// rendered page has the values in the row's cells and the headers elsewhere (the header row),
+// so the row is found by its values: each within ROW_WINDOW characters of where the first is
+// (in order where they are in order: a wrapped cell's second line may come after the next
+// cells), a value not found whole by its words. A key printed right before its value (a
+// two-column key/value table) is marked with it.
+const ROW_SEPARATOR = ' \u00b7 '
+const ROW_WINDOW = 800
+const WORD_GAP = 120
+const HEADED = /^([^:]{1,60}?):\s+(.+)$/s
+// Where a row starts: at most this many places of its first value are tried.
+const MAX_STARTS = 200
+const WORDISH = /[\p{L}\p{N}]/u
+const KEY_VALUE_MAX = 60
+
+export interface RowCell {
+  label: string | null
+  value: string
+}
+
+/** The cells of a quoted table row, or null when the quote is not in row form. */
+export function rowCells(quote: string): RowCell[] | null {
+  const parts = quote
+    .split(ROW_SEPARATOR)
+    .map((p) => p.trim())
+    .filter(Boolean)
+  const cells = parts.map((part) => {
+    const m = HEADED.exec(part)
+    return m ? { label: m[1]!.trim(), value: m[2]!.trim() } : { label: null, value: part }
+  })
+  if (parts.length >= 2) return cells
+  // "Key: value" alone: a two-column table's row, when the value is short (not a sentence
+  // that happens to start "Note: ...").
+  return cells[0]?.label && cells[0].value.length <= KEY_VALUE_MAX ? cells : null
+}
+
+function isWordAt(norm: string, at: number): boolean {
+  return at >= 0 && at < norm.length && WORDISH.test(norm[at]!)
+}
+
+/** `needle` (normalised) in [from, to) of the page, as a whole word if it can be. */
+function findIn(h: Normalised, needle: string, from: number, to: number): [number, number] | null {
+  let loose: [number, number] | null = null
+  for (let at = h.norm.indexOf(needle, from); at !== -1; at = h.norm.indexOf(needle, at + 1)) {
+    if (at + needle.length > to) break
+    const end = at + needle.length
+    const bounded =
+      !(WORDISH.test(needle[0]!) && isWordAt(h.norm, at - 1)) &&
+      !(WORDISH.test(needle[needle.length - 1]!) && isWordAt(h.norm, end))
+    if (bounded) return [at, end]
+    loose ??= [at, end]
+  }
+  return loose
+}
+
+/** A value's normalised ranges in [from, to): whole, else at least half its words in order. */
+function findValue(
+  h: Normalised,
+  value: string,
+  from: number,
+  to: number,
+  byWords: boolean,
+): [number, number][] {
+  const whole = normalise(value).norm
+  if (!whole) return []
+  const hit = findIn(h, whole, from, to)
+  if (hit) return [hit]
+  const words = whole.split(' ').filter((w) => WORDISH.test(w))
+  if (words.length < 2 || !byWords) return []
+  const out: [number, number][] = []
+  let cursor = from
+  for (const word of words) {
+    const at = findIn(h, word, cursor, out.length ? Math.min(to, cursor + WORD_GAP) : to)
+    if (!at) continue
+    out.push(at)
+    cursor = at[1]
+  }
+  return out.length * 2 >= words.length ? out : []
+}
+
+/** The row's ranges (normalised) when its first value is at `start`, and how many cells. */
+function rowAt(h: Normalised, cells: RowCell[], start: number): [[number, number][], number] {
+  const ranges: [number, number][] = []
+  const to = Math.min(h.norm.length, start + ROW_WINDOW)
+  let cursor = start
+  let found = 0
+  for (const cell of cells) {
+    // A lone "Key: value" must be found whole; a row's values may be found by their words.
+    const byWords = cells.length > 1
+    let hit = findValue(h, cell.value, cursor, to, byWords)
+    if (!hit.length) hit = findValue(h, cell.value, start, to, byWords)
+    if (!hit.length) continue
+    found++
+    const label = cell.label ? normalise(cell.label).norm : ''
+    const lo = Math.max(0, hit[0]![0] - label.length - 2)
+    const before = h.norm.slice(lo, hit[0]![0]).trimEnd()
+    if (label && before.endsWith(label))
+      ranges.push([lo + before.length - label.length, lo + before.length])
+    ranges.push(...hit)
+    cursor = Math.max(cursor, hit[hit.length - 1]![1])
+  }
+  return [ranges, found]
+}
+
+/**
+ * Where a quoted table row's cells are on the page: [start, end) of each value (and of a key
+ * printed beside it), or [] when not half of its cells, or not two, are found near its first.
+ */
+export function matchRow(hay: string, quote: string): [number, number][] {
+  const cells = rowCells(quote)
+  if (!cells) return []
+  const h = normalise(hay)
+  const first = normalise(cells[0]!.value).norm
+  if (!first) return []
+  let best: [number, number][] = []
+  let bestFound = 0
+  let tries = 0
+  for (let at = h.norm.indexOf(first); at !== -1 && tries < MAX_STARTS; tries++) {
+    const [ranges, found] = rowAt(h, cells, at)
+    if (found > bestFound) [best, bestFound] = [ranges, found]
+    if (found === cells.length) break
+    at = h.norm.indexOf(first, at + 1)
+  }
+  if (bestFound * 2 < cells.length || bestFound < Math.min(2, cells.length)) return []
+  return best.map(([a, b]) => [h.starts[a]!, h.ends[b - 1]!])
+}
+
+/** A quote's ranges on the page: the quote itself (matchQuote), or a table row's cells. */
+export function matchQuoteRanges(hay: string, quote: string): [number, number][] {
+  const at = matchQuote(hay, quote)
+  return at ? [at] : matchRow(hay, quote)
+}

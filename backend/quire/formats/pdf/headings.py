@@ -123,9 +123,11 @@ class HeadingFinder:
         self.bold_chars = 0
         self.style_chars: Counter[_Style] = Counter()
         self.runs: list[_Run] = []
+        self.heights: dict[int, float] = {}  # each page's height
 
     def add(self, number: int, layout: LTPage) -> None:
         """Read one page's text lines (the top level only: text inside figures is left out)."""
+        self.heights[number] = layout.height
         # Rectangles drawn around a line (table cells, framed notes), and every text line.
         cells: list[tuple[float, float, float, float]] = []
         lines: list[_Line] = []
@@ -235,7 +237,10 @@ class HeadingFinder:
             {run.style for run in chosen}, key=lambda s: (-s.size, not s.bold, s.italic)
         )
         level = {style: min(i + 1, MAX_LEVELS) for i, style in enumerate(styles)}
-        return [OutlineEntry(level[r.style], r.text, r.page, r.top) for r in chosen]
+        return [
+            OutlineEntry(level[r.style], r.text, r.page, r.top, self.heights.get(r.page))
+            for r in chosen
+        ]
 
     def _heading_style(self, style: _Style, body: float, body_bold: bool, total: int) -> bool:
         if self.style_chars[style] > MAX_STYLE_SHARE * total:

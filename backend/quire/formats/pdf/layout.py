@@ -36,6 +36,7 @@ from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.psexceptions import PSException
 
+from quire.formats.pdf.tables import Table, find_tables
 from quire.text.scripts import (
     CJK_TEXT,
     UPRIGHT,
@@ -154,9 +155,16 @@ def _vertical_text(box: LTTextBoxVertical) -> str:
 
 
 def page_text(layout: LTPage) -> tuple[str, bool]:
-    """Text boxes in reading order (figure text after the body), and whether anything is drawn."""
+    """Text boxes in reading order (figure text after the body), and whether anything is drawn.
+
+    A table (formats/pdf/tables.py) stands where the first text box holding part of it
+    stands, as one line per row with a blank line before and after; its lines leave the boxes
+    they were in."""
     boxes: list[str] = []
     drawn = False
+    tables = [] if layout_vertical(layout) else find_tables(layout)
+    consumed = {line for table in tables for line in table.consumed}
+    placed: set[int] = set()
 
     def walk(container: Any) -> None:
         nonlocal drawn
@@ -164,7 +172,10 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
             if isinstance(item, LTTextBoxVertical):
                 boxes.append(_vertical_text(item))
             elif isinstance(item, LTTextBox):
-                boxes.append(item.get_text().strip("\n"))
+                if consumed and any(id(line) in consumed for line in item):
+                    _split_box(item, tables, placed, boxes)
+                else:
+                    boxes.append(item.get_text().strip("\n"))
             elif isinstance(item, LTFigure):
                 drawn = True
                 walk(item)
@@ -173,6 +184,28 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
 
     walk(layout)
     return "\n\n".join(b for b in boxes if b.strip()), drawn
+
+
+def layout_vertical(layout: LTPage) -> bool:
+    """Whether pdfminer laid the page out in vertical text boxes (no tables are read there)."""
+    return any(isinstance(item, LTTextBoxVertical) for item in layout)
+
+
+def _split_box(box: LTTextBox, tables: list[Table], placed: set[int], boxes: list[str]) -> None:
+    """A box holding table lines: its own lines above, the tables (once each), the rest."""
+    above: list[str] = []
+    below: list[str] = []
+    here: list[Table] = []
+    for line in box:
+        table = next((t for t in tables if id(line) in t.consumed), None)
+        if table is None:
+            (below if here else above).append(line.get_text())
+        elif id(table) not in placed:
+            placed.add(id(table))
+            here.append(table)
+    boxes.append("".join(above).strip("\n"))
+    boxes.extend("\n".join(t.lines) for t in here)
+    boxes.append("".join(below).strip("\n"))
 
 
 def iter_layouts(

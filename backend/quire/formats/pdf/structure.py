@@ -44,8 +44,11 @@ MAX_DEPTH = 12
 MAX_LABEL_NODES = 10_000  # nodes of the /PageLabels number tree read at most
 MAX_LABEL = 64  # characters of a label kept (a prefix may be anything)
 PATH_SEPARATOR = " > "
-#: A heading found this early in a page's text starts the page (the running head before it).
+#: A heading found this early in a page's text starts the page (the running head before it),
+#: unless the outline says it stands below the top of the page.
 TOP_CHARS = 200
+#: What may stand before a heading's title on its line: a section number, "Chapter 4".
+_LINE_START = r"(?:(?:chapter|section|appendix|part)[ \t]+)?(?:(?:\d+|[a-z])(?:\.\d+)*\.?[ \t]+)?"
 
 
 def read_outline(doc: PDFDocument, pages: list[PDFPage]) -> tuple[list[OutlineEntry], str | None]:
@@ -81,7 +84,9 @@ def read_outline(doc: PDFDocument, pages: list[PDFPage]) -> tuple[list[OutlineEn
             title = _title(node.get("Title"))
             page, top = _target(doc, node, numbers)
             if title and page is not None:
-                entries.append(OutlineEntry(level, title, page, top))
+                height, foot = _page_height(pages[page - 1])
+                top = None if top is None else top - foot
+                entries.append(OutlineEntry(level, title, page, top, height))
             elif title:
                 dropped += 1
             following = node.get("Next")
@@ -100,6 +105,15 @@ def read_outline(doc: PDFDocument, pages: list[PDFPage]) -> tuple[list[OutlineEn
         notice = "; ".join(parts)
         log.info("outline: %s", notice)
     return entries, notice
+
+
+def _page_height(page: PDFPage) -> tuple[float | None, float]:
+    """The page's height and the height of its foot (where its media box starts)."""
+    try:
+        x0, y0, x1, y1 = (float(v) for v in page.mediabox)
+    except (TypeError, ValueError):
+        return None, 0.0
+    return abs(y1 - y0), min(y0, y1)
 
 
 def _title(value: object) -> str:
@@ -154,11 +168,14 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def _offset(page_text: str, title: str) -> int:
+def _offset(page_text: str, title: str, below_the_top: bool = False) -> int:
     """Where ``title`` starts in the page's text (0 when it cannot be found: assume the top).
 
-    The search runs over the folded text (NFKC, casefold: "…" and "ß" grow), with each folded
-    character mapped back to the original character it came from."""
+    A title that starts a line (after a section number: "4.6 Generating BA graphs") is taken
+    over one inside a sentence. When the heading is known to stand below the top of the page
+    (``below_the_top``), a match in the page's first line is its running head, and the next is
+    taken. The search runs over the folded text (NFKC, casefold: "…" and "ß" grow), with each
+    folded character mapped back to the original character it came from."""
     words = [re.escape(w) for w in _fold(title).split()]
     if not words:
         return 0
@@ -168,7 +185,16 @@ def _offset(page_text: str, title: str) -> int:
         piece = unicodedata.normalize("NFKC", char).casefold()
         folded.append(piece)
         origin.extend([i] * len(piece))
-    m = re.search(r"\s+".join(words), "".join(folded))
+    text = "".join(folded)
+    body = r"\s+".join(words)
+    # Where the line starts (its section number with it), past any indent.
+    starts = [m.end(1) for m in re.finditer(r"(?:^|(?<=\n))([ \t]*)" + _LINE_START + body, text)]
+    if below_the_top:
+        first_line = text.lstrip().find("\n") + len(text) - len(text.lstrip())
+        starts = [s for s in starts if s > first_line] or starts
+    if starts:
+        return origin[starts[0]]
+    m = re.search(body, text)
     return origin[m.start()] if m else 0
 
 
@@ -196,8 +222,14 @@ def apply_outline(pages: list[Page], outline: list[OutlineEntry]) -> list[Page]:
             del stack[entry.level - 1 :]
             stack.extend([""] * (entry.level - 1 - len(stack)))
             stack.append(entry.title)
-            offset = _offset(page.text, entry.title)
-            starts.append([0 if offset <= TOP_CHARS else offset, _path(stack)])
+            offset = _offset(page.text, entry.title, entry.below_the_top)
+            above = page.text[:offset]
+            # Only a running head above it: the section starts the page. Below the top of the
+            # page, one line of text above is the running head, more is the section before.
+            top = offset <= TOP_CHARS and (
+                not entry.below_the_top or len([ln for ln in above.split("\n") if ln.strip()]) <= 1
+            )
+            starts.append([0 if top else offset, _path(stack)])
         current = _path(stack)
         if not starts:
             path = current if stack else page.heading_path
