@@ -228,6 +228,10 @@ def test_a_number_question_is_answered_by_the_sentence_that_holds_a_number() -> 
     # A number the question itself says ("the two players") is not an answer, nor a name.
     two = Asks.of("How much do the two players get when one betrays the other?")
     assert two.gives("Both players get two points.") == 0.0 and "two" not in two.numbers
+    assert asks.gives("At least half of the nests were opened.") == 0.0  # "half" is no answer
+    # "When did …" asks for a date; "When the run starts, what …" does not.
+    assert Asks.of("When did Darwin open the nests?").kind == "date"
+    assert Asks.of("When the run starts from defectors, what score does it reach?").kind != "date"
     hit = _hit(
         "Darwin opened the nests of the slave-making ant himself, with great care. "
         "He found slaves in all of the nests he opened, fourteen in number. The rest is lost."

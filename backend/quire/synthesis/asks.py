@@ -39,7 +39,9 @@ _ASKS_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _ASKS_DATE = re.compile(
-    r"^\W*(since )?when\b|\b(what year|which year|what date|in which year|what day)\b|"
+    # "When did …?", not the clause of "When the simulation starts, what …?"
+    r"^\W*(since |until )?when (is|was|were|are|did|does|do|will|would|can|could|has|have|"
+    r"had|should|must|may|might)\b|\b(what year|which year|what date|in which year|what day)\b|"
     r"何月|何日|何年|いつ|哪年|哪一年|何時|幾時|几时|哪天|哪幾年|哪几年",
     re.I,
 )
@@ -68,12 +70,12 @@ _ASKS_YESNO = re.compile(
 _DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
 # A number standing alone (not the 0 of PUSH0 or the 32 of ILP32E).
 _NUMBER = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+|\d[\d,.:]*\d|\d)(?![\w])")
-# A number written as a word ("I opened fourteen nests", "a dozen", "twice").
+# A number written as a word ("I opened fourteen nests", "a dozen", "twice"); not "one" or
+# "half", which are mostly not numbers ("one of the rows", "at least half of them").
 _NUMBER_WORD = re.compile(
     r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
-    r"eighty|ninety|hundreds?|thousands?|millions?|billions?|dozens?|half|twice|thrice|"
-    r"double|triple)\b",
+    r"eighty|ninety|hundreds?|thousands?|millions?|billions?|dozens?|twice)\b",
     re.I,
 )
 _YEAR = re.compile(
