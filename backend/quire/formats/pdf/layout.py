@@ -36,7 +36,8 @@ from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.psexceptions import PSException
 
-from quire.formats.pdf.tables import Table, find_tables
+from quire.formats.pdf.cells import Table
+from quire.formats.pdf.tables import find_tables
 from quire.text.scripts import (
     CJK_TEXT,
     UPRIGHT,

@@ -11,8 +11,9 @@ over its graphics and nothing more:
   and two horizontal edges; a page of more than ``MAX_POINTS`` intersections keeps its plain
   text. A frame around text set
   mostly in a monospaced font is a code listing, not a table.
-- Ruled tables (horizontal rules only, LaTeX's booktabs: thinkcomplexity2's Table 4.1, the
-  yellow paper's fee schedule): two or more rules of the same extent with text between them.
+- Ruled tables (formats/pdf/ruled.py; horizontal rules only, LaTeX's booktabs:
+  thinkcomplexity2's Table 4.1, the yellow paper's fee schedule): two or more rules of the
+  same extent with text between them.
   Their columns are the gutters no row's text crosses (one row in ten may: a spanning label);
   each line of text is a row, and a line that only goes on in some columns of the one above
   (a wrapped description, a formula under it) is joined to it by rows.py. At least a fifth
@@ -31,9 +32,6 @@ the cell its centre falls in. A page of more than ``MAX_CELLS`` cells keeps its 
 from __future__ import annotations
 
 import bisect
-import re
-import statistics
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pdfminer.layout import (
@@ -53,42 +51,17 @@ from pdfplumber.table import (
 from pdfplumber.table import edges_to_intersections, merge_edges
 from pdfplumber.utils.geometry import filter_edges
 
-from quire.formats.pdf.rows import Grid, is_header, table_rows
+from quire.formats.pdf.cells import MAX_CELLS, SNAP, Piece, Table, cell_text, inside, monospaced
+from quire.formats.pdf.rows import Grid, table_rows
+from quire.formats.pdf.ruled import ruled
 
 MAX_POINTS = 20_000  # grid intersections per page beyond which the lattice finder is not run
-MAX_CELLS = 5000  # cells per page beyond which the page keeps its plain text
 RULE_THICKNESS = 2.5  # a filled rectangle this thin is a rule
 MIN_RULE = 20.0  # a rule at least this long
-SNAP = 3.0  # edges this close are one (pdfplumber's default tolerances)
-GAP_EM = 0.6  # characters further apart than this (in font sizes) are in different cells
-SPAN_SHARE = 0.1  # rows allowed to cross a gutter (a spanning label)
-MIN_SPREAD = 0.2  # share of a ruled table's lines with text in two columns or more
-_MONO = re.compile(r"mono|courier|consol|code|cmtt|sftt|typewriter|mplus1mn|menlo", re.I)
 BACKGROUND = 0.8  # a rectangle over this share of the page is its background, not a cell
 
 
 _Box = tuple[float, float, float, float]  # pdfplumber's: x0, top, x1, bottom
-
-
-@dataclass
-class Table:
-    """A table found on a page: its box (pdfminer coordinates) and its lines of text."""
-
-    bbox: tuple[float, float, float, float]
-    lines: list[str]
-    #: The text lines of the page it consumed (their ids): page_text leaves them out.
-    consumed: set[int] = field(default_factory=set)
-
-
-@dataclass
-class _Piece:
-    """Characters of one text line that sit together: a cell's text on that line."""
-
-    x0: float
-    x1: float
-    y0: float
-    y1: float
-    text: str = ""
 
 
 def _text_lines(layout: LTPage) -> list[LTTextLine]:
@@ -160,17 +133,11 @@ def find_tables(layout: LTPage) -> list[Table]:
     tables = _grids(layout, edges, lines)
     if len(rules) >= 2:
         taken = [t.bbox for t in tables]
-        free = [ln for ln in lines if not any(_inside(ln, box) for box in taken)]
-        tables += _ruled(rules, free)
+        free = [ln for ln in lines if not any(inside(ln, box) for box in taken)]
+        tables += ruled(rules, free)
     return tables
 
 
-def _inside(line: LTTextLine, box: tuple[float, float, float, float]) -> bool:
-    cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
-    return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
-
-
-# -- grids ------------------------------------------------------------------------------------
 def _grids(layout: LTPage, edges: list[dict[str, Any]], lines: list[LTTextLine]) -> list[Table]:
     vertical = sum(e["orientation"] == "v" and e["height"] >= SNAP for e in edges)
     horizontal = sum(e["orientation"] == "h" and e["width"] >= SNAP for e in edges)
@@ -186,7 +153,7 @@ def _grids(layout: LTPage, edges: list[dict[str, Any]], lines: list[LTTextLine])
     out = []
     for group in _tables(cells):
         box = _bbox_of(layout.height, group)
-        if _monospaced([ln for ln in lines if _inside(ln, box)]):
+        if monospaced([ln for ln in lines if inside(ln, box)]):
             continue  # a code listing in a frame
         # pdfplumber groups the cells into rows itself; the page is only needed for its text.
         rows = [r.cells for r in PlumberTable(cast(Any, None), group).rows]
@@ -278,7 +245,7 @@ def _grid_table(height: float, rows: list[list[Any]], lines: list[LTTextLine]) -
     ]
     tops = [-max(c[3] for c in r if c is not None) for r in boxes]
     bbox = _bbox_of(height, [c for r in rows for c in r if c is not None])
-    texts: dict[tuple[int, int], list[_Piece]] = {}
+    texts: dict[tuple[int, int], list[Piece]] = {}
     consumed: set[int] = set()
 
     def cell_of(char: LTChar) -> tuple[int, int] | None:
@@ -292,17 +259,17 @@ def _grid_table(height: float, rows: list[list[Any]], lines: list[LTTextLine]) -
         return None
 
     for line in lines:
-        if not _inside(line, bbox):
+        if not inside(line, bbox):
             continue
         consumed.add(id(line))
         current: tuple[int, int] | None = None
-        piece: _Piece | None = None
+        piece: Piece | None = None
         for item in line:
             if isinstance(item, LTChar):
                 where = cell_of(item)
                 if where != current or piece is None:
                     current = where
-                    piece = _Piece(item.x0, item.x1, item.y0, item.y1)
+                    piece = Piece(item.x0, item.x1, item.y0, item.y1)
                     if where is not None:
                         texts.setdefault(where, []).append(piece)
                 piece.text += item.get_text()
@@ -310,7 +277,7 @@ def _grid_table(height: float, rows: list[list[Any]], lines: list[LTTextLine]) -
             elif isinstance(item, LTAnno) and piece is not None and item.get_text() != "\n":
                 piece.text += item.get_text()
     grid: Grid = [
-        [None if c is None else _cell_text(texts.get((i, j), [])) for j, c in enumerate(r)]
+        [None if c is None else cell_text(texts.get((i, j), [])) for j, c in enumerate(r)]
         for i, r in enumerate(boxes)
     ]
     _spread_across(grid, boxes)
@@ -334,186 +301,3 @@ def _spread_across(grid: Grid, boxes: list[list[Any]]) -> None:
 
 def _columns_used(grid: Grid) -> int:
     return sum(any(r[j] for r in grid if j < len(r)) for j in range(max(len(r) for r in grid)))
-
-
-def _cell_text(pieces: list[_Piece]) -> str:
-    """A cell's pieces as its lines, top to bottom (a line's pieces left to right)."""
-    rows: list[list[_Piece]] = []
-    for piece in sorted(pieces, key=lambda p: -p.y1):
-        if rows and _overlaps(rows[-1][0], piece):
-            rows[-1].append(piece)
-        else:
-            rows.append([piece])
-    return "\n".join(
-        " ".join(p.text.strip() for p in sorted(r, key=lambda p: p.x0) if p.text.strip())
-        for r in rows
-    )
-
-
-def _overlaps(a: _Piece, b: _Piece) -> bool:
-    """Whether two pieces sit on one line (they overlap by half the lower one's height)."""
-    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0)
-
-
-# -- ruled tables -----------------------------------------------------------------------------
-def _ruled(rules: list[tuple[float, float, float]], lines: list[LTTextLine]) -> list[Table]:
-    """Tables between horizontal rules of one extent (see the module docstring)."""
-    groups: list[list[tuple[float, float, float]]] = []
-    for rule in sorted(rules, key=lambda r: (r[0], r[1], -r[2])):
-        for group in groups:
-            if abs(group[0][0] - rule[0]) <= SNAP and abs(group[0][1] - rule[1]) <= SNAP:
-                group.append(rule)
-                break
-        else:
-            groups.append([rule])
-    out = []
-    for group in groups:
-        ys = sorted({round(r[2], 1) for r in group}, reverse=True)
-        if len(ys) < 2:
-            continue
-        x0, x1 = group[0][0], group[0][1]
-        bbox = (x0 - SNAP, ys[-1], x1 + SNAP, ys[0])
-        inside = [ln for ln in lines if _inside(ln, bbox)]
-        table = _ruled_table(bbox, inside)
-        if table is not None:
-            out.append(table)
-    return out
-
-
-def _pieces(line: LTTextLine) -> list[_Piece]:
-    """A line cut where its characters are further apart than ``GAP_EM`` font sizes."""
-    out: list[_Piece] = []
-    piece: _Piece | None = None
-    last: LTChar | None = None
-    for item in line:
-        if isinstance(item, LTChar):
-            if item.get_text().isspace():
-                if piece is not None:
-                    piece.text += " "
-                continue
-            if piece is None or last is None or item.x0 - last.x1 > GAP_EM * max(item.size, 1.0):
-                piece = _Piece(item.x0, item.x1, item.y0, item.y1)
-                out.append(piece)
-            piece.text += item.get_text()
-            piece.x1 = max(piece.x1, item.x1)
-            piece.y0, piece.y1 = min(piece.y0, item.y0), max(piece.y1, item.y1)
-            last = item
-        elif isinstance(item, LTAnno) and piece is not None and item.get_text() == " ":
-            piece.text += " "
-    for p in out:
-        p.text = " ".join(p.text.split())
-    return [p for p in out if p.text]
-
-
-def _visual_rows(pieces: list[_Piece]) -> list[list[_Piece]]:
-    rows: list[list[_Piece]] = []
-    for piece in sorted(pieces, key=lambda p: -p.y1):
-        for row in rows[-3:]:
-            if any(_overlaps(p, piece) for p in row):
-                row.append(piece)
-                break
-        else:
-            rows.append([piece])
-    return [sorted(r, key=lambda p: p.x0) for r in rows]
-
-
-def _gutters(rows: list[list[_Piece]], min_gap: float) -> list[tuple[float, float]]:
-    """The columns: x-ranges between gutters at least ``min_gap`` wide that at most
-    ``SPAN_SHARE`` of the rows cross (a sweep over each row's covered ranges)."""
-    events: list[tuple[float, int]] = []
-    for row in rows:
-        spans: list[list[float]] = []
-        for p in sorted(row, key=lambda p: p.x0):
-            if spans and p.x0 <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], p.x1)
-            else:
-                spans.append([p.x0, p.x1])
-        for a, b in spans:
-            events += [(a, 1), (b, -1)]
-    events.sort()
-    allowed = int(SPAN_SHARE * len(rows))
-    columns: list[tuple[float, float]] = []
-    depth = 0
-    for (x, step), (nxt, _) in zip(events, events[1:], strict=False):
-        depth += step
-        if depth <= allowed or nxt <= x:
-            continue
-        if columns and x - columns[-1][1] < min_gap:
-            columns[-1] = (columns[-1][0], nxt)  # a word space, not a gutter
-        else:
-            columns.append((x, nxt))
-    return columns
-
-
-def _column_of(piece: _Piece, columns: list[tuple[float, float]]) -> int:
-    overlaps = [min(piece.x1, b) - max(piece.x0, a) for a, b in columns]
-    best = max(range(len(columns)), key=lambda j: overlaps[j])
-    if overlaps[best] > 0:
-        return best
-    centre = (piece.x0 + piece.x1) / 2
-    return min(range(len(columns)), key=lambda j: min(abs(centre - c) for c in columns[j]))
-
-
-def _spans(piece: _Piece, columns: list[tuple[float, float]]) -> bool:
-    return sum(min(piece.x1, b) - max(piece.x0, a) > 0 for a, b in columns) >= 2
-
-
-def _monospaced(lines: list[LTTextLine]) -> bool:
-    chars = [c for ln in lines for c in ln if isinstance(c, LTChar) and not c.get_text().isspace()]
-    return sum(bool(_MONO.search(c.fontname)) for c in chars) > len(chars) / 2
-
-
-def _ruled_table(bbox: tuple[float, float, float, float], lines: list[LTTextLine]) -> Table | None:
-    if _monospaced(lines):
-        return None  # a code listing between rules
-    pieces = [p for ln in lines for p in _pieces(ln)]
-    if not 4 <= len(pieces) <= MAX_CELLS:
-        return None
-    rows = _visual_rows(pieces)
-    size = statistics.median(p.y1 - p.y0 for p in pieces)
-    # Columns from the rows of several cells, the first (a header, wider than its values)
-    # left out when there are others.
-    several = [r for r in rows if len(r) >= 2 and any(c.isalnum() for p in r for c in p.text)]
-    basis = several[1:] if len(several) >= 3 else several
-    columns = _gutters(basis, GAP_EM * size)
-    if len(basis) >= 4:  # a column only one row has text in is a stray mark's
-        columns = [
-            (a, b)
-            for a, b in columns
-            if sum(any(p.x0 < b and p.x1 > a for p in r) for r in basis) >= 2
-        ]
-    if len(columns) < 2:
-        return None
-    spread = sum(len({_column_of(p, columns) for p in r}) >= 2 for r in rows)
-    if spread < max(2, MIN_SPREAD * len(rows)):
-        return None  # text with a ragged edge, not rows of cells
-    out: list[str] = []
-    grid: Grid = []
-    header: list[str | None] | None = None
-    made = 0
-
-    def flush() -> None:
-        nonlocal made
-        if grid:
-            rows = table_rows([header, *grid] if header is not None else grid)
-            out.extend(rows)
-            made += len(rows)
-            grid.clear()
-
-    for row in rows:
-        if len(row) == 1 and (_spans(row[0], columns) or (header is None and not grid)):
-            flush()  # a title over the table or between its groups
-            out.append(row[0].text)
-            continue
-        cells: list[list[str]] = [[] for _ in columns]
-        for piece in row:
-            cells[_column_of(piece, columns)].append(piece.text)
-        line: list[str | None] = [" ".join(c) for c in cells]
-        if header is None and not grid and is_header(line):
-            header = line
-            continue
-        grid.append(line)
-    flush()
-    if made < 2:
-        return None
-    return Table(bbox, out, {id(ln) for ln in lines})
