@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from quire.retrieval import lexical
+from quire.text.numbers import counts_in
 from quire.text.segment import has_unspaced
 from quire.text.stopwords import is_stopword
 
@@ -67,17 +68,18 @@ _ASKS_DEFINITION = re.compile(
 _ASKS_YESNO = re.compile(
     r"^\s*(is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)\b", re.I
 )
+#: The first that matches says what a question asks for.
+_KINDS: list[tuple[Kind, re.Pattern[str]]] = [
+    ("number", _ASKS_NUMBER),
+    ("date", _ASKS_DATE),
+    ("list", _ASKS_LIST),
+    ("name", _ASKS_NAME),
+    ("definition", _ASKS_DEFINITION),
+    ("yesno", _ASKS_YESNO),
+]
 _DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
 # A number standing alone (not the 0 of PUSH0 or the 32 of ILP32E).
 _NUMBER = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+|\d[\d,.:]*\d|\d)(?![\w])")
-# A number written as a word ("I opened fourteen nests", "a dozen", "twice"); not "one" or
-# "half", which are mostly not numbers ("one of the rows", "at least half of them").
-_NUMBER_WORD = re.compile(
-    r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
-    r"eighty|ninety|hundreds?|thousands?|millions?|billions?|dozens?|twice)\b",
-    re.I,
-)
 _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}(st|nd|rd|th)? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
     r"Nov|Dec)|\b(January|February|March|April|May|June|July|August|September|October|"
@@ -120,8 +122,8 @@ def _figures(text: str) -> set[str]:
 
 
 def _numbers(text: str) -> set[str]:
-    """The numbers of ``text``, in figures or in words."""
-    return _figures(text) | {m.group(0).lower() for m in _NUMBER_WORD.finditer(text)}
+    """The numbers of ``text``, said in figures or in words ("fourteen" is 14)."""
+    return _figures(text) | counts_in(text)
 
 
 def _prefix(word: str) -> str:
@@ -143,19 +145,8 @@ class Asks:
 
     @classmethod
     def of(cls, question: str) -> Asks:
-        kind: Kind = "other"
-        if _ASKS_NUMBER.search(question):
-            kind = "number"
-        elif _ASKS_DATE.search(question):
-            kind = "date"
-        elif _ASKS_LIST.search(question):
-            kind = "list"
-        elif _ASKS_NAME.search(question):
-            kind = "name"
-        elif _ASKS_DEFINITION.search(question):
-            kind = "definition"
-        elif _ASKS_YESNO.search(question):
-            kind = "yesno"
+        other: Kind = "other"
+        kind = next((k for k, asks in _KINDS if asks.search(question)), other)
         words = content_words(question) + lexical.terms(question)
         names = {m.group(0).lower() for m in _NAME.finditer(question)}
         names.update(question.split()[:1])  # the first word is capitalised anyway

@@ -44,6 +44,7 @@ from quire.retrieval.sentences import split_sentences
 from quire.synthesis.answer import Run, where
 from quire.synthesis.events import CitationCheck, DroppedCitation
 from quire.text.language import detect
+from quire.text.numbers import COUNT_WORDS, spelled
 from quire.text.segment import segment
 from quire.text.stopwords import STOPWORDS
 from quire.text.tokenize import Tokenizer
@@ -76,16 +77,6 @@ _NAME = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*")
 # What opens a sentence or a quotation: the word after it is capitalised for that reason.
 _OPENERS = "\"'“‘«([{:—–-*_#>•"
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s+")
-#: Numbers as words, as a source may spell what an answer writes in digits.
-_NUMBER_WORDS = dict(
-    pair.split("=")
-    for pair in """zero=0 one=1 two=2 three=3 four=4 five=5 six=6 seven=7 eight=8 nine=9 ten=10
-    eleven=11 twelve=12 thirteen=13 fourteen=14 fifteen=15 sixteen=16 seventeen=17 eighteen=18
-    nineteen=19 twenty=20 thirty=30 forty=40 fifty=50 sixty=60 seventy=70 eighty=80 ninety=90
-    hundred=100 thousand=1000 million=1000000 once=1 twice=2 first=1 second=2 third=3""".split()
-)
-#: The spelled numbers a claim is held to ("one", "first" or "second" are too often no count).
-_CLAIM_NUMBER_WORDS = frozenset(_NUMBER_WORDS) - {"zero", "one", "once", "first", "second"}
 
 
 @dataclass(frozen=True)
@@ -266,7 +257,7 @@ class _Claim:
         return cls(
             text,
             _stems(" ".join(lexical.terms(text))),
-            _numbers(text) | _spelled(words & _CLAIM_NUMBER_WORDS),
+            _numbers(text) | spelled(words & COUNT_WORDS),
             _names(text) if names_apply else set(),
         )
 
@@ -279,7 +270,7 @@ def _prepare(source: SourceText) -> _Source:
     both = f"{source.label}\n{source.text}"
     sentences = [s for _, s in split_sentences(source.text)][:MAX_SOURCE_SENTENCES]
     words = {w.lower() for w in _WORD.findall(both)}
-    return _Source(_stems(both), words, _numbers(both) | _spelled(words), sentences)
+    return _Source(_stems(both), words, _numbers(both) | spelled(words), sentences)
 
 
 def _judge(
@@ -375,10 +366,6 @@ def _numbers(text: str) -> set[str]:
             raw = raw.replace(",", ".")
         out.add(raw.lstrip("0") or "0")
     return out
-
-
-def _spelled(words: set[str]) -> set[str]:
-    return {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS}
 
 
 def _names(text: str) -> set[str]:

@@ -1,0 +1,31 @@
+"""Numbers as people write them in words, for comparing with numbers in figures: an answer
+that writes "14" is held by a source that says "fourteen", and "How many nests?" is answered
+by "I opened fourteen nests"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+NUMBER_WORDS = dict(
+    pair.split("=")
+    for pair in """zero=0 one=1 two=2 three=3 four=4 five=5 six=6 seven=7 eight=8 nine=9 ten=10
+    eleven=11 twelve=12 thirteen=13 fourteen=14 fifteen=15 sixteen=16 seventeen=17 eighteen=18
+    nineteen=19 twenty=20 thirty=30 forty=40 fifty=50 sixty=60 seventy=70 eighty=80 ninety=90
+    hundred=100 thousand=1000 million=1000000 dozen=12 once=1 twice=2 first=1 second=2
+    third=3""".split()
+)
+#: The spelled numbers that count as a number said ("one", "first" or "second" are too often
+#: no count: "one of the rows", "a second look").
+COUNT_WORDS = frozenset(NUMBER_WORDS) - {"zero", "one", "once", "first", "second"}
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def spelled(words: Iterable[str]) -> set[str]:
+    """The numbers, in figures, of those of ``words`` (lower case) that are number words."""
+    return {NUMBER_WORDS[w] for w in words if w in NUMBER_WORDS}
+
+
+def counts_in(text: str) -> set[str]:
+    """The numbers ``text`` says in words that count (``COUNT_WORDS``), in figures."""
+    return spelled(w for w in _WORD.findall(text.lower()) if w in COUNT_WORDS)
