@@ -32,6 +32,19 @@ def test_stems_match_word_forms_and_ties_keep_the_given_order() -> None:
     assert window_ranking([], {}, texts, [7, 5]) == []
 
 
+def test_a_short_latin_term_is_a_word_of_its_own_and_an_unspaced_one_is_found_anywhere() -> None:
+    terms, idf = ["1201", "g", "5"], {"1201": 2.0, "g": 1.0, "5": 1.0}
+    texts = {
+        1: "A violation of section 1201 brings penalties of up to $500,000 for a first offense.",
+        2: "New section 1201(g)(5) requires a report to the Congress.",
+    }
+    ranking = window_ranking(terms, idf, texts, [1, 2])
+    assert [cid for cid, _ in ranking] == [2, 1] and ranking[0][1] == 1.0
+    assert ranking[1][1] == 0.5  # "offense" and "500,000" hold no "g" and no "5"
+    cjk = window_ranking(["兎", "時計"], {"兎": 1, "時計": 1}, {3: "白い兎が懐中時計を見た。"}, [3])
+    assert cjk == [(3, 1.0)]
+
+
 def test_best_window_says_where_its_sentences_are() -> None:
     text = "Intro text here. If a frame pointer exists, it is in register x8. Done here."
     (window,) = best_windows(TERMS, IDF, {1: text}, [1], size=1).values()

@@ -46,7 +46,9 @@ _PUNCTUATED_RE = re.compile("(?x)" + _PUNCTUATED)
 _IDENTIFIER = re.compile(
     "(?x)"
     + _PUNCTUATED
-    + r"| [A-Za-z0-9]*(?:[0-9_][A-Za-z0-9]*|[a-z][A-Z])[A-Za-z0-9_]*(?:[-.:][A-Za-z0-9_]+)*"
+    # From a word's start only: tried at each letter of a long word, it was quadratic.
+    + r"| (?<![A-Za-z0-9])[A-Za-z0-9]*(?:[0-9_][A-Za-z0-9]*|[a-z][A-Z])[A-Za-z0-9_]*"
+    + r"(?:[-.:][A-Za-z0-9_]+)*"
 )
 #: Characters of an unspaced run that make it an exact keyword (a question's runs are shorter:
 #: punctuation and particles break them).
@@ -83,9 +85,20 @@ class Plan(BaseModel):
         return [str(x).strip()[:500] for x in v if str(x).strip()]
 
 
+#: A run of this many characters without a space is no identifier or keyword (8,000 x's):
+#: the patterns above, tried at each of its characters, take seconds on it.
+MAX_TOKEN = 100
+_LONG_TOKEN = re.compile(rf"[\x21-\x7e]{{{MAX_TOKEN + 1},}}")  # ASCII: CJK runs are phrases
+
+
+def _scannable(text: str) -> str:
+    """``text`` with its overlong runs blanked out (same length: spans stay right)."""
+    return _LONG_TOKEN.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def identifiers(text: str) -> list[str]:
     """The identifier-like tokens of ``text``, whole, in order, once each."""
-    return list(dict.fromkeys(w for w, _ in _spans(_IDENTIFIER, text)))
+    return list(dict.fromkeys(w for w, _ in _spans(_IDENTIFIER, _scannable(text))))
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[str, tuple[int, int]]]:
@@ -99,15 +112,16 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[str, tuple[int, in
 
 def heuristic_plan(query: str) -> Plan:
     """A plan without a model."""
-    keywords = [m.group(1).strip() for m in _QUOTED.finditer(query)]
+    scan = _scannable(query)
+    keywords = [m.group(1).strip() for m in _QUOTED.finditer(scan)]
     # Only identifiers with punctuation: every token with a digit (p53, B12) as a hard keyword
     # took SciFact test nDCG@10 from 0.7259 to 0.7232 (these: 0.7247); page-QA the same.
-    spans = _spans(_PUNCTUATED_RE, query)
+    spans = _spans(_PUNCTUATED_RE, scan)
     keywords += [w for w, _ in spans]
     # Acronyms, numbers and code-like words, unless part of an identifier found whole.
     keywords += [
         m.group(0)
-        for m in _CODEISH.finditer(query)
+        for m in _CODEISH.finditer(scan)
         if not any(a <= m.start() and m.end() <= b for _, (a, b) in spans)
     ]
     # A long run of a script without spaces (a phrase copied from a Japanese page) is matched

@@ -69,12 +69,14 @@ def _runs_on(passage: str, start: int, end: int) -> bool:
     """Whether the sentence goes on across the blank line at [start, end): some layouts set
     every line of a paragraph apart ("The default value is 16 for\n\nRV32I or RV64I."). It
     does when the line before is a full one (not a heading or a table cell) that ends inside
-    a sentence, and the text after starts as words do."""
+    a sentence (a comma, or a word in lower case: a long heading ends in a capitalised word,
+    "… Relating to Technological Development"), and the text after starts as words do."""
     line = passage[passage.rfind("\n", 0, start) + 1 : start].rstrip()
     after = passage[end : end + 1]
+    last = line.rsplit(None, 1)[-1] if line else ""
     return (
         len(line) >= FULL_LINE
-        and (line[-1:].isalnum() or line[-1:] in ",;")
+        and (last[-1:] in ",;" or (last[-1:].isalnum() and not last[:1].isupper()))
         and not ROWISH.search(line)
         and (after.isalnum() or after in "(\"'“")
     )

@@ -60,11 +60,16 @@ def best_windows(
     # Short terms and words of unspaced scripts are matched anywhere, as the highlighter does.
     # The word stems share one lookbehind (a lookbehind per alternative made the scan ~6x
     # slower); they are all longer than the short Latin terms, so longest first still holds.
-    short = [len(t) < 3 or has_unspaced(t) for t in terms]
+    # A short Latin term ("g" and "5" of "1201(g)(5)") is a word of its own: matched inside
+    # words, it found "g" and "5" on every page that mentions section 1201.
+    unspaced = [has_unspaced(t) for t in terms]
+    short = [len(t) < 3 or unspaced[i] for i, t in enumerate(terms)]
     stems = [t.lower() if short[i] else stem(t.lower()) for i, t in enumerate(terms)]
     words = sorted((s for i, s in enumerate(stems) if not short[i]), key=len, reverse=True)
-    anywhere = sorted((s for i, s in enumerate(stems) if short[i]), key=len, reverse=True)
+    whole = sorted((s for i, s in enumerate(stems) if short[i] and not unspaced[i]), key=len)
+    anywhere = sorted((s for i, s in enumerate(stems) if unspaced[i]), key=len, reverse=True)
     branches = [r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")\w*"] if words else []
+    branches += [r"(?<!\w)" + re.escape(s) + r"(?!\w)" for s in reversed(whole)]
     # Case-sensitive over the lower-cased passage, as the highlighter does (faster).
     pattern = re.compile("|".join(branches + [re.escape(s) for s in anywhere]))
     weights = [idf[t] for t in terms]
@@ -83,7 +88,13 @@ def best_windows(
             bits[word] = sum(
                 1 << t
                 for t, stem in enumerate(stems)
-                if ((stem in low) if short[t] else low.startswith(stem))
+                if (
+                    (stem in low)
+                    if unspaced[t]
+                    else (low == stem)
+                    if short[t]
+                    else low.startswith(stem)
+                )
             )
         return bits[word]
 

@@ -210,8 +210,9 @@ def score_sentences(
     else:
         lex = np.zeros(len(pool), dtype=np.float32)
     support = _neighbour_support(pool, lex)
+    wanted = [i.lower() for i in identifiers(question)] + sorted(asks.numbers)
     ident = np.array(
-        [_identifiers(question, asks, s.text, h) for s, h in zip(pool, headings, strict=True)],
+        [_identifiers(wanted, s.text, h) for s, h in zip(pool, headings, strict=True)],
         dtype=np.float32,
     )
     gives = np.array([asks.gives(s.text) for s in pool], dtype=np.float32)
@@ -250,10 +251,10 @@ def score_sentences(
     return pool
 
 
-def _identifiers(question: str, asks: Asks, text: str, heading: str) -> float:
-    """The share of the question's identifiers and numbers the unit holds whole (or, less,
-    its passage's heading path: the section says what its sentences are about)."""
-    wanted = [i.lower() for i in identifiers(question)] + sorted(asks.numbers)
+def _identifiers(wanted: list[str], text: str, heading: str) -> float:
+    """The share of the question's identifiers and numbers (``wanted``, lower case) the unit
+    holds whole (or, less, its passage's heading path: the section says what its sentences
+    are about)."""
     if not wanted:
         return 0.0
     low, head = text.lower(), heading.lower()
