@@ -62,8 +62,10 @@ def command_section(command: click.Command, path: list[str], parent: click.Conte
     lines = [f"{level}# `{' '.join(path)}`", "", "```", usage, "```", "", help_text(command), ""]
     lines += options_table(command, ctx)
     if isinstance(command, click.Group):
-        for sub in command.commands.values():  # in the order they were added
-            if not sub.hidden:
+        context = ctx or click.Context(command)
+        for name in command.list_commands(context):  # in the order they were added
+            sub = command.get_command(context, name)
+            if sub is not None and not sub.hidden:
                 lines.append(command_section(sub, [*path, sub.name or ""], ctx))
     return "\n".join(lines)
 
