@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/chat.py                  # ~2 min on a fresh cache
     .venv/bin/python bench/chat.py --keep /tmp/quire-chat-bench --rounds 3
+    .venv/bin/python bench/chat.py --chunks 50000   # the library padded to 50k chunks
 
 Over the shared documents (Alice EPUB, the DMCA summary and the NAACL paper PDFs, the
 Perplexity thread), each question is answered in-process through ``ChatEngine`` twice:
@@ -10,10 +11,15 @@ Perplexity thread), each question is answered in-process through ``ChatEngine`` 
   instantly (tokens without delay), so the times are Quire's own overhead around a model:
   plan → retrieval → map (batches of ten) → filter → answer → verify.
 Reported per mode: p50/p95 of time to the first answer token and of the whole answer, and the
-median of each stage. No reranker model is installed here, so reranking is off.
+median of each stage. No reranker model is installed here: the first hits are ordered by their
+best sentence (synthesis/order.py), as a search that asks to rerank is without one.
 Also reported: the size of each kind of prompt the LLM path sent (Quire's own token estimate,
 ``llm.base.estimate_tokens``, which is what ``num_ctx`` is sized from) and the ``num_ctx`` the
 requests carried, for the model recommendations of docs/getting-started/ollama.md.
+``--chunks N`` pads the library with synthetic documents (bench/retrieval.py's seeded Zipf
+text, random unit vectors under the real embedder's name) until it holds N chunks, so that the
+answer times are those of a library that size: every leg searches all of it, and the real
+documents still hold the answers.
 Results are appended to bench/results/chat.json.
 """
 
@@ -67,8 +73,11 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def answer(engine: ChatEngine, question: str, use_llm: bool) -> dict[str, Any]:
+    # Each question as if asked first: the searcher's embedder remembers the vectors of
+    # the texts it embedded (embed/cached.py), and the questions repeat over rounds.
+    engine.searcher.embedder.forget()  # type: ignore[union-attr]
     t0 = time.perf_counter()
-    request = ChatRequest(message=question, use_llm=use_llm, options=RetrievalOptions(rerank=False))
+    request = ChatRequest(message=question, use_llm=use_llm, options=RetrievalOptions())
     prepared = await asyncio.to_thread(engine.prepare, request)
     first_token = None
     done: DoneEvent | None = None
@@ -103,9 +112,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         build_library(settings, FILES)
         results["ingest_s"] = round(time.perf_counter() - t0, 1)
+        results["chunks"] = pad_library(settings, args.chunks)
 
         async def main() -> None:
-            # No reranker model is installed here: reranking is off either way.
+            # No cross-encoder is installed here: reranking orders hits by best sentence.
             async with Runtime.open(settings, rerank=False) as rt:
                 for mode, use_llm in (("extractive", False), ("llm-fake", True)):
                     await answer(rt.engine, QUESTIONS[0], use_llm)  # warm-up (mirror, caches)
@@ -133,6 +143,36 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["llm_calls"] = len(fake.requests_to("/api/chat"))
         results["prompts"] = prompt_sizes([r.body for r in fake.requests_to("/api/chat")])
     return results
+
+
+def pad_library(settings: Settings, target: int) -> int:
+    """Add synthetic documents until the library holds ``target`` chunks (bench/retrieval.py's
+    corpus and writer); returns the chunk count."""
+    import numpy as np
+
+    from quire.embed import make_embedder
+    from quire.storage import vectors
+    from quire.storage.migrate import open_database
+    from retrieval import CHUNKS_PER_DOC, Corpus, unit_vectors, write_documents
+
+    db = open_database(settings)
+    embedder = make_embedder(settings)
+    model = embedder.name
+    embedder.close()
+    with db.read() as conn:
+        have = conn.exec_driver_sql("SELECT count(*) FROM page_chunks").scalar_one()
+    rng = np.random.default_rng(1)
+    corpus = Corpus(seed=1)
+    first_doc = 1
+    while have + CHUNKS_PER_DOC <= target:
+        n = min(5_000, (target - have) // CHUNKS_PER_DOC * CHUNKS_PER_DOC)
+        _, ids = write_documents(db, first_doc, corpus.texts(rng, n))
+        with db.write() as conn:
+            vectors.add(conn, model, ids, unit_vectors(rng, len(ids)))
+        first_doc += n // CHUNKS_PER_DOC
+        have += len(ids)
+    db.dispose()
+    return int(have)
 
 
 def prompt_sizes(bodies: list[dict[str, Any]]) -> dict[str, Any]:
@@ -164,9 +204,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", help="data directory to reuse between runs")
     parser.add_argument("--rounds", type=int, default=2, help="passes over the questions")
+    parser.add_argument("--chunks", type=int, default=0, help="pad the library to N chunks")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     results = run(args)
+    print(f"library: {results['chunks']:,} chunks")
     print(f"{'mode':<12}{'n':>4}{'first token p50/p95 ms':>26}{'total p50/p95 ms':>22}")
     for mode in ("extractive", "llm-fake"):
         r = results[mode]

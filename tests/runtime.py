@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from fastapi import FastAPI
 
 from quire.app import create_app
 from quire.config import Settings
-from quire.embed.base import Embedder, Vectors, check_texts
+from quire.embed.base import Embedder
+from quire.embed.cached import Remembering
 from quire.ingest.worker import Worker
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
@@ -27,49 +26,26 @@ from quire.storage.migrate import open_database
 SQLITE_FILES = ("quire.db", "quire_vecs.db")
 
 
-#: Texts whose vectors the shared embedder keeps (~1.5 kB each); past it, it starts afresh.
+#: Texts whose vectors the shared embedder keeps (~1.5 kB each); past it, the oldest go.
 MEMO_TEXTS = 100_000
 
 
-class SharedEmbedder:
+class SharedEmbedder(Remembering):
     """The packaged MiniLM shared by a test process's apps and workers.
 
     ``close`` does nothing: the app or worker that is handed it closes what it holds, and the
-    model outlives each of them. ``embed`` remembers each text's vector: the same documents are
-    ingested by many modules (Alice, the DMCA summary) and the model is a pure function of the
-    text — a text's vector is bit for bit the same alone or in any batch (ONNX Runtime, one
-    thread; tests/test_shared_models.py checks it) — so a text is run through the model once
-    per process. What the callers see, vectors and their order, is unchanged."""
+    model outlives each of them. ``embed`` remembers each text's vector (embed/cached.py): the
+    same documents are ingested by many modules (Alice, the DMCA summary) and the model is a
+    pure function of the text — a text's vector is bit for bit the same alone or in any batch
+    (ONNX Runtime, one thread; tests/test_shared_models.py checks it) — so a text is run
+    through the model once per process. What the callers see, vectors and their order, is
+    unchanged."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self._memo: dict[str, Vectors] = {}
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        texts = check_texts(texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
-        if missing:
-            if len(self._memo) + len(missing) > MEMO_TEXTS:
-                self._memo.clear()
-            for text, row in zip(missing, self._inner.embed(missing), strict=True):
-                self._memo[text] = row
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
-
-    def close(self) -> None:
-        pass  # the process's model outlives each app and worker
+        super().__init__(inner, size=MEMO_TEXTS)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        return getattr(self.inner, name)
 
 
 @functools.cache

@@ -21,12 +21,14 @@ from types import TracebackType
 from quire.config import Settings
 from quire.embed import make_embedder
 from quire.embed.base import Embedder
+from quire.embed.cached import Remembering
 from quire.llm.router import LLMRouter, make_router
 from quire.retrieval.rerank import Reranker, load_reranker
 from quire.retrieval.search import Searcher
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from quire.synthesis.engine import ChatEngine
+from quire.synthesis.order import SentenceOrder
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,9 @@ class Runtime:
                 reranker = load_reranker(settings)
                 if reranker is not None:
                     closing.callback(reranker.close)
-            searcher = Searcher(db, settings, embedder, reranker)
+            # Searches embed a question and the sentences they score more than once.
+            remembering = Remembering(embedder)
+            searcher = Searcher(db, settings, remembering, reranker, SentenceOrder(db, remembering))
             router = make_router(settings) if llm else None
             engine = ChatEngine(db, settings, searcher, router)
             closing.pop_all()  # opened: the runtime closes them from now on

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from quire.retrieval.search import NO_CROSS_ENCODER
 from tests.api.library import FILES
 from tests.api.test_documents import assert_error_shape
 from tests.libraries import library_copy
@@ -40,7 +41,12 @@ def test_search_returns_cited_passages_with_ranks_and_timings(loaded: TestClient
     assert hit["page"] in hit["context"]["pages"] and hit["text"][:40] in hit["context"]["text"]
     assert body["timings_ms"]["total"] > 0 and "bm25" in body["timings_ms"]
     assert body["plan"]["source"] == "heuristic"
-    assert "no reranker model installed: results keep fusion order" in body["notices"]
+    # No cross-encoder here: the first hits are ordered by their best sentence, and say so.
+    assert NO_CROSS_ENCODER in body["notices"] and "rerank" in body["timings_ms"]
+    plain = loaded.post(
+        "/api/search", json={"query": "Rabbit watch pocket", "rerank": False}
+    ).json()
+    assert NO_CROSS_ENCODER not in plain["notices"] and "rerank" not in plain["timings_ms"]
 
 
 @pytest.mark.parametrize(

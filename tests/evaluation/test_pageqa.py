@@ -4,6 +4,7 @@ with bad lines, missing documents and pages out of range reported by line number
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,10 @@ def test_a_set_over_real_documents_is_scored_and_bad_entries_skipped(report: dic
     assert report["library"]["documents"] == 3
 
 
+def unmarked(text: str) -> str:
+    return " ".join(re.sub(r"\[\d+\]", " ", text).split())
+
+
 def test_the_llm_path_cites_the_page_its_quoted_sentence_came_from(
     report: dict, tmp_path: Path
 ) -> None:
@@ -148,7 +153,10 @@ def test_the_llm_path_cites_the_page_its_quoted_sentence_came_from(
             for row in llm["questions"]:
                 question = next(q for q in QUESTIONS if q["id"] == row["id"])["question"]
                 (number, fact), *_ = asked[question].items()
-                assert row["answer"] == f"{fact} [{number}]" and row["cited"] == 1
+                # A quoted Perplexity row keeps its footnote markers ("[1][2] | | Oregon"),
+                # which the citation check reads as citations: compare without them.
+                assert unmarked(row["answer"]) == unmarked(fact), row
+                assert row["answer"].endswith(f"[{number}]") and row["cited"] == 1
                 (file, page, _), *_ = row["cited_places"]
                 key = (ids[Path(file).name], page)
                 assert normalise(fact) in normalise(page_texts(conn, [key])[key]), row

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from quire.retrieval.hits import Hit
 from quire.retrieval.sentences import split_sentences
 from quire.synthesis import extractive
@@ -240,3 +242,45 @@ def test_a_number_question_is_answered_by_the_sentence_that_holds_a_number() -> 
     assert "fourteen" in chosen[0].text
     nothing = [_hit("Darwin opened nests.")]
     assert extractive.select("How many nests did Darwin open?", nothing) == []
+
+
+def test_search_order_puts_the_passage_whose_sentence_answers_first() -> None:
+    """Without a cross-encoder, a search's first hits go by their best sentence: the passage
+    that says how much the transaction costs outranks two that only repeat the question's
+    words; hits after the first ``top`` keep their place."""
+    restates = _hit("How much gas is Gtransaction? Gtransaction gas.", 1, page=4)
+    echo = _hit("Much of the gas is Gtransaction gas, as much gas is.", 2, page=5)
+    answers = _hit(
+        "Name: Gtransaction · Value: 21000 · Description: Paid for every transaction.", 3, 28
+    )
+    tail = _hit("Appendix.", 4, page=40)
+    ordered = extractive.by_best_sentence(
+        "How much gas is Gtransaction?", [restates, echo, answers, tail], None, top=3
+    )
+    assert [h.chunk_id for h in ordered] == [3, 1, 2, 4]
+    assert extractive.by_best_sentence("gas", [], None) == []
+
+
+def test_a_bibliography_entry_does_not_answer_what_it_names() -> None:
+    entry = dataclasses.replace(
+        _hit("EIP-3529: Reduction in refunds, April 2021.", 1, page=18), heading_path="References"
+    )
+    body = _hit(
+        "The max refundable proportion of gas was reduced from one half to one fifth by "
+        "EIP-3529 in the London release.",
+        2,
+        page=10,
+    )
+    question = "What did EIP-3529 change about the share of gas that can be refunded?"
+    assert extractive.select(question, [entry, body], None)[0].text.startswith("The max")
+    # Unless the question asks about the references themselves.
+    asked = "Which reference is cited for EIP-3529's reduction in refunds?"
+    assert extractive.select(asked, [entry, body], None)[0].text.startswith("EIP-3529: Red")
+
+
+def test_a_code_like_name_is_new_unless_the_question_has_it_whole() -> None:
+    asks = Asks.of("Which Traefik image tag does the SURF Langflow compose file pin?")
+    assert asks.kind == "name"
+    assert asks.gives("image: traefik:v2.11") == 1.0  # the tag, though "traefik" is asked
+    assert asks.gives("Defines stack: Traefik, Langflow.") == 0.0  # only the question's names
+    assert Asks.of("What does EIP-3529 change?").gives("EIP-3529 is a change.") == 0.5

@@ -144,18 +144,14 @@ def tables(report: dict[str, Any]) -> list[Table]:
             caption=f"{report['index']['embedder']}, {settings['fusion']} k={settings['rrf_k']} "
             f"weights bm25/dense/exact {settings['weight_bm25']}/{settings['weight_dense']}/"
             f"{settings['weight_exact']}; latency in ms, p50/p95; total includes hydrating "
-            f"{settings['depth']} hits",
+            f"{settings['depth']} hits; rerank: {settings['reranker']}",
         )
         table.add_column("variant", no_wrap=True)
         for metric in ("nDCG@10", "R@100", "MRR@10"):
             table.add_column(metric, justify="right", no_wrap=True)
         for stage in STAGES:
             table.add_column(stage, justify="right", no_wrap=True)
-        skipped = []
         for variant, row in body["variants"].items():
-            if "skipped" in row:
-                skipped.append(f"{variant} skipped: {row['skipped']}")
-                continue
             lat = row["latency_ms"]
             table.add_row(
                 variant,
@@ -164,8 +160,6 @@ def tables(report: dict[str, Any]) -> list[Table]:
                 f"{row['mrr@10']:.3f}",
                 *(f"{lat[s]['p50']:.0f}/{lat[s]['p95']:.0f}" if s in lat else "–" for s in STAGES),
             )
-        if skipped:
-            table.caption = "\n".join([str(table.caption), *skipped])
         out.append(table)
     return out
 

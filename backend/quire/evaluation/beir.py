@@ -8,7 +8,8 @@ mtime, embedder, chunk settings, :data:`INDEX_VERSION`); later runs reuse it. Re
 (weights, ``rrf_k``, fusion) are read per run, so they can be tuned without re-ingesting.
 
 Each variant runs the real :class:`~quire.retrieval.search.Searcher`: BM25 only, dense only,
-hybrid (every leg, the configured fusion) and hybrid + rerank when a reranker is installed.
+hybrid (every leg, the configured fusion) and hybrid + rerank: the cross-encoder when one is
+installed, else the order by best sentence that searches get without one (synthesis/order.py).
 Chunk hits map to corpus ids (a document's best rank); the metrics come from ``pytrec_eval``
 (trec_eval), never from hand-written formulas.
 """
@@ -37,6 +38,7 @@ from quire.retrieval.rerank import load_reranker, resolve_model_dir
 from quire.retrieval.search import Searcher
 from quire.storage.db import Database
 from quire.storage.migrate import open_database, scratch_library
+from quire.synthesis.order import SentenceOrder
 
 log = logging.getLogger(__name__)
 
@@ -331,15 +333,11 @@ def run_eval(
     own_embedder = embedder is None
     emb = embedder or make_embedder(settings)
     reranker = None
-    skipped: dict[str, str] = {}
     if "rerank" in chosen:
         reranker = load_reranker(settings)  # the user's models, not the scratch directory's
-        if reranker is None:
-            skipped["rerank"] = (
-                f"no reranker model at {resolve_model_dir(settings)} (`quire models pull reranker`)"
-            )
     index = open_index(settings, dataset, emb, progress)
-    searcher = Searcher(index.db, index.settings, emb, reranker)
+    # Without a cross-encoder, "rerank" is what a search gets then: the order by best sentence.
+    searcher = Searcher(index.db, index.settings, emb, reranker, SentenceOrder(index.db, emb))
     try:
         corpus_ids = index.corpus_ids()
         report: dict[str, Any] = {
@@ -361,7 +359,8 @@ def run_eval(
                 "chunk_chars": settings.chunk_chars,
                 "chunk_overlap": settings.chunk_overlap,
                 "depth": DEPTH,
-                "reranker": getattr(reranker, "name", None),
+                "reranker": getattr(reranker, "name", None)
+                or f"none at {resolve_model_dir(settings)}: rerank orders by best sentence",
             },
             "splits": {},
         }
@@ -370,9 +369,6 @@ def run_eval(
             qrels = {q: dataset.qrels[split][q] for q, _ in queries}
             out: dict[str, Any] = {"queries": len(queries), "variants": {}}
             for variant in chosen:
-                if variant in skipped:
-                    out["variants"][variant] = {"skipped": skipped[variant]}
-                    continue
                 run, timings = run_variant(
                     searcher,
                     variant,

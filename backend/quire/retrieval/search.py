@@ -70,9 +70,16 @@ class _Request:
     idf: dict[str, float] | None = None  # the query terms' weights, once counted
 
 
+#: Orders the first hits of a search that asked to rerank when no cross-encoder is installed:
+#: the runtime passes the extractive answers' sentence scorer (synthesis/extractive.py's
+#: ``by_best_sentence``), which this layer may not import.
+HitOrder = Callable[[str, list[Hit]], list[Hit]]
+NO_CROSS_ENCODER = "no reranker model installed: the first hits are ordered by their best sentence"
+
+
 class Searcher:
-    """Holds what searches share: the database, the embedder, the reranker, and the legs
-    with their caches (retrieval/legs.py)."""
+    """Holds what searches share: the database, the embedder, the reranker (or, without one,
+    the order by best sentence), and the legs with their caches (retrieval/legs.py)."""
 
     def __init__(
         self,
@@ -80,6 +87,7 @@ class Searcher:
         settings: Settings,
         embedder: Embedder | None,
         reranker: Reranker | None = None,
+        order: HitOrder | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
@@ -87,6 +95,7 @@ class Searcher:
         #: The languages the embedder covers (its vectors are noise for the others).
         self.coverage = coverage(embedder.name, settings.embed_languages) if embedder else None
         self.reranker = reranker
+        self.order = order
         self.legs = open_legs(db, settings)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
 
@@ -128,6 +137,8 @@ class Searcher:
         counts["fused"] = len(fused)
         order, rerank_scores, spans, report = self._rerank(req, [cid for cid, _ in fused])
         hits = self._hydrate(req, order, ranks, scores, dict(fused), rerank_scores, spans)
+        if req.options.rerank and self.reranker is None and self.order is not None:
+            hits = self._by_sentence(req, hits)
         req.timings["total"] = _ms(t_start)
         return SearchResult(
             query=req.query,
@@ -303,7 +314,8 @@ class Searcher:
         if not req.options.rerank:
             return order[: req.limit], {}, {}, None
         if self.reranker is None:
-            req.notices.append("no reranker model installed: results keep fusion order")
+            if self.order is None:
+                req.notices.append("no reranker model installed: results keep fusion order")
             return order[: req.limit], {}, {}, None
         if not order:
             return order, {}, {}, None
@@ -333,6 +345,21 @@ class Searcher:
             req.timings["rerank"] = _ms(t0)
         read = {cid: spans[cid] for cid in outcome.scores}
         return outcome.order[: req.limit], outcome.scores, read, outcome.report()
+
+    def _by_sentence(self, req: _Request, hits: list[Hit]) -> list[Hit]:
+        """The hits in the order of their best sentence (``order``); fusion order if it fails."""
+        assert self.order is not None
+        t0 = time.perf_counter()
+        try:
+            ordered = self.order(req.query, hits)
+        except Exception as exc:  # noqa: BLE001 - ordering must not fail the search
+            log.warning("ordering by sentence failed; keeping fusion order", exc_info=True)
+            req.notices.append(f"ordering by sentence failed ({type(exc).__name__})")
+            return hits
+        finally:
+            req.timings["rerank"] = _ms(t0)
+        req.notices.append(NO_CROSS_ENCODER)
+        return ordered
 
     def _hydrate(
         self,

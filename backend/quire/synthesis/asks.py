@@ -199,7 +199,13 @@ class Asks:
             if self.unspaced or has_unspaced(text):
                 return 0.5
             found = {m.group(0).lower() for m in _NAME.finditer(text)}
-            new = {n for n in found if _prefix(n) not in self.prefixes and n not in self.names}
+            # A code-like token is new unless the question has it whole ("traefik:v2.11" is
+            # the answer to "which Traefik image tag"); a word, unless it has its stem.
+            new = {
+                n
+                for n in found
+                if n not in self.names and (_DIGIT.search(n) or _prefix(n) not in self.prefixes)
+            }
             return 1.0 if new else 0.0
         if self.kind == "definition":
             return 1.0 if _DEFINES.search(text) else 0.0

@@ -35,7 +35,7 @@ from quire.retrieval.hits import Hit, SearchResult
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import Plan, heuristic_plan
 from quire.retrieval.search import Searcher
-from quire.storage import chunks, conversations
+from quire.storage import conversations
 from quire.storage.db import Database
 from quire.synthesis import citecheck, extractive, parse, prompts
 from quire.synthesis.answer import ChatRequest, Evidence, Prepared, Run, dedup, number
@@ -54,6 +54,7 @@ from quire.synthesis.events import (
     VerifyEvent,
 )
 from quire.synthesis.mapreduce import MAP_BATCH, Model, filter_facts, map_facts
+from quire.synthesis.order import page_texts
 
 log = logging.getLogger(__name__)
 
@@ -408,9 +409,7 @@ class ChatEngine:
 
     def _select(self, question: str, hits: Sequence[Hit]) -> list[extractive.Sentence]:
         """The sentences to quote, read whole from their pages where a chunk cut them."""
-        keys = [(h.document_id, h.page) for h in hits[: extractive.MAX_PASSAGES]]
-        with self.db.read() as conn:
-            pages = chunks.page_texts(conn, keys)
+        pages = page_texts(self.db, hits[: extractive.MAX_PASSAGES])
         return extractive.select(question, hits, self.searcher.embedder, pages=pages)
 
     # -- storing ----------------------------------------------------------------------------

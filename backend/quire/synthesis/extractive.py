@@ -55,6 +55,10 @@ OTHER_PAGE_RATIO = 0.95
 #: The lead and at most this many supporting units.
 SUPPORTING = 2
 MAX_SOURCES = 2
+#: Search without a cross-encoder orders its first hits by their best unit (by_best_sentence),
+#: keeping this much of the fusion order.
+ORDER_TOP = 10
+ORDER_PRIOR = 0.1
 #: How much each feature counts in a unit's score.
 WEIGHTS = {
     "lexical": 0.40,
@@ -82,6 +86,19 @@ POINTS_ELSEWHERE = 0.8
 _POINTS_ELSEWHERE = re.compile(
     r"\b(below|as follows|the following|listed in|shown in|described in|given in|"
     r"see (section|table|figure|chapter))\b",
+    re.I,
+)
+#: A unit of a bibliography ("EIP-3529: Reduction in refunds, April 2021.") names what a
+#: question names without answering it: it keeps this share, unless the question asks about
+#: references or reading.
+REFERENCE_LIST = 0.6
+_REFERENCE_LIST = re.compile(
+    r"(^|>)\s*([\dA-Z]+\.?\s+)?(references|bibliography|works cited|literature cited|"
+    r"further reading|citations)\s*$",
+    re.I,
+)
+_ASKS_REFERENCES = re.compile(
+    r"\b(cite[sd]?|citations?|references?|bibliograph\w*|reading|published|publications?)\b",
     re.I,
 )
 # A complete sentence: starts as one (after opening quotes or brackets, a capital, a digit,
@@ -217,6 +234,8 @@ def score_sentences(
     )
     gives = np.array([asks.gives(s.text) for s in pool], dtype=np.float32)
     novelty = np.array([asks.novelty(s.text) for s in pool], dtype=np.float32)
+    about_references = bool(_ASKS_REFERENCES.search(question))
+    in_references = [not about_references and bool(_REFERENCE_LIST.search(h)) for h in headings]
     cos = np.zeros(len(pool), dtype=np.float32)
     prior = np.array([1.0 / (1.0 + 0.3 * s.hit_index) for s in pool], dtype=np.float32)
     if embedder is not None:
@@ -247,6 +266,8 @@ def score_sentences(
             s.score *= HEADING_LIKE
         if _POINTS_ELSEWHERE.search(s.text):
             s.score *= POINTS_ELSEWHERE
+        if in_references[k]:
+            s.score *= REFERENCE_LIST
     pool.sort(key=lambda s: -s.score)
     return pool
 
@@ -318,6 +339,29 @@ def select(
         seen.add(key)
         used.add(s.hit_index)
     return chosen
+
+
+def by_best_sentence(
+    question: str,
+    hits: Sequence[Hit],
+    embedder: Embedder | None,
+    pages: Mapping[tuple[int, int], str] | None = None,
+    *,
+    top: int = ORDER_TOP,
+) -> list[Hit]:
+    """The first ``top`` hits in the order of their best unit: its score as a lead plus the
+    best cosine of its units to the question, with a little of the fusion order kept
+    (``ORDER_PRIOR / (1 + rank)``); the hits after ``top`` follow unchanged. A passage whose
+    sentence answers the question outranks one that shares more of its words."""
+    head = list(hits[:top])
+    best: dict[int, tuple[float, float]] = {}
+    for s in score_sentences(question, head, embedder, max_passages=len(head), pages=pages):
+        score, cosine = best.get(s.hit_index, (0.0, 0.0))
+        best[s.hit_index] = (max(score, s.score), max(cosine, s.cosine))
+    order = sorted(
+        range(len(head)), key=lambda i: -(sum(best.get(i, (0.0, 0.0))) + ORDER_PRIOR / (1 + i))
+    )
+    return [head[i] for i in order] + list(hits[top:])
 
 
 def _key(text: str) -> str:

@@ -1,0 +1,33 @@
+"""Search's order when no cross-encoder is installed: the first hits by their best sentence,
+scored as the extractive answer scores its candidates (synthesis/extractive.py). Measured on
+the page-QA sets, it puts the right page first more often than fusion order
+(docs/design/retrieval.md, "Ideas tried"); the runtime hands it to the searcher, which may not
+import this layer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quire.embed.base import Embedder
+from quire.retrieval.hits import Hit
+from quire.storage import chunks
+from quire.storage.db import Database
+from quire.synthesis import extractive
+
+
+def page_texts(db: Database, hits: Sequence[Hit]) -> dict[tuple[int, int], str]:
+    """The text of each hit's page, so that a sentence a chunk boundary cut is read whole."""
+    with db.read() as conn:
+        return chunks.page_texts(conn, [(h.document_id, h.page) for h in hits])
+
+
+class SentenceOrder:
+    """``searcher.order``: hits → the first ``extractive.ORDER_TOP`` by their best sentence."""
+
+    def __init__(self, db: Database, embedder: Embedder | None) -> None:
+        self.db = db
+        self.embedder = embedder
+
+    def __call__(self, question: str, hits: list[Hit]) -> list[Hit]:
+        head = hits[: extractive.ORDER_TOP]
+        return extractive.by_best_sentence(question, hits, self.embedder, page_texts(self.db, head))
