@@ -1,6 +1,7 @@
 """Search and extractive answers over awkward tables (issue 33's bad input): a page of 5,000
-cells, a table with merged and empty cells, a page of one sentence. Each question gets a
-sensible answer or a plain "nothing answers this", never an error."""
+cells, a table with merged and empty cells, a page of one sentence, a question in another
+language than the page. Each question gets a sensible answer or a plain "nothing answers
+this", never an error."""
 
 from __future__ import annotations
 
@@ -65,3 +66,15 @@ def test_the_one_sentence_page_answers_or_nothing_does(loaded: TestClient) -> No
     assert "The heron waited by the weir" in answer, answer
     answer, _ = ask(loaded, "What is the capital of Peru?")
     assert answer.startswith(NOTHING), answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["¿Dónde esperó la garza?", "サギはどこで待っていましたか？", "Где ждала цапля?"],
+)
+def test_a_question_in_another_language_answers_or_says_nothing_does(
+    loaded: TestClient, question: str
+) -> None:
+    answer, sources = ask(loaded, question)
+    quoted = "The heron waited by the weir" in answer and sources
+    assert quoted or answer.startswith(("Nothing in your library",)), answer

@@ -284,3 +284,15 @@ def test_a_code_like_name_is_new_unless_the_question_has_it_whole() -> None:
     assert asks.gives("image: traefik:v2.11") == 1.0  # the tag, though "traefik" is asked
     assert asks.gives("Defines stack: Traefik, Langflow.") == 0.0  # only the question's names
     assert Asks.of("What does EIP-3529 change?").gives("EIP-3529 is a change.") == 0.5
+
+
+def test_an_acronym_matches_the_words_it_stands_for() -> None:
+    hits = [
+        _hit("The DWARF format follows the standard DWARF specification for registers.", 1),
+        _hit("Each CSR is assigned a DWARF register number: its CSR number plus 4096.", 2, 2),
+    ]
+    question = "How are control and status registers numbered in DWARF?"
+    chosen = extractive.select(question, hits, None)
+    assert chosen[0].text.startswith("Each CSR"), chosen
+    by_hit = {u.hit_index: u.lexical for u in extractive.score_sentences(question, hits)[::-1]}
+    assert by_hit[1] == 1.0 > by_hit[0]  # "control" and "status" are matched by CSR

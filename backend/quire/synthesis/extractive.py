@@ -72,6 +72,8 @@ WEIGHTS = {
 #: the question often answers it; the one before, less often.
 AFTER_MATCH = 0.7
 BEFORE_MATCH = 0.35
+#: Runs of this many consecutive query terms are looked for as acronyms (CSR, TFT, BGP).
+ACRONYM_WORDS = (3, 4)
 #: A unit that says nothing beyond the question's words keeps this share of its score.
 RESTATES = 0.3
 #: A query term (or identifier) in the passage's heading path counts this share for its units.
@@ -167,9 +169,25 @@ def _usable(sentence: str) -> bool:
     return alnum >= 0.5 * len(sentence) and any(ch.isalpha() for ch in sentence)
 
 
-def _term_patterns(question: str) -> list[re.Pattern[str]]:
-    """One pattern per query term, matching like the search highlighter does."""
-    return [p for t in lexical.terms(question) for p in highlight_patterns([t], [])]
+def _term_patterns(
+    question: str,
+) -> tuple[list[re.Pattern[str]], list[tuple[re.Pattern[str], int, int]]]:
+    """One pattern per query term, matching like the search highlighter does; and the
+    acronyms of each run of ``ACRONYM_WORDS`` consecutive terms ("control and status
+    registers" → CSR) with the terms they stand for: a unit holding the acronym matches them."""
+    terms, patterns = [], []
+    for t in lexical.terms(question):
+        for p in highlight_patterns([t], []):
+            terms.append(t)
+            patterns.append(p)
+    acronyms = []
+    for n in ACRONYM_WORDS:
+        for i in range(len(terms) - n + 1):
+            letters = "".join(t[0] for t in terms[i : i + n]).upper()
+            if letters.isascii() and letters.isalpha():
+                pattern = re.compile(rf"(?<![\w-]){letters}s?(?![\w-])")
+                acronyms.append((pattern, i, i + n))
+    return patterns, acronyms
 
 
 def _candidates(
@@ -211,11 +229,15 @@ def score_sentences(
     if not pool:
         return []
     asks = Asks.of(question)
-    patterns = _term_patterns(question)
+    patterns, acronyms = _term_patterns(question)
     headings = [hits[s.hit_index].heading_path or "" for s in pool]
     matches = np.array(
         [[bool(p.search(s.text)) for p in patterns] for s in pool], dtype=np.float32
     ).reshape(len(pool), len(patterns))
+    for k, s in enumerate(pool):
+        for acronym, first, end in acronyms:
+            if acronym.search(s.text):
+                matches[k, first:end] = 1.0
     if patterns:
         df = matches.sum(axis=0)
         idf = np.log1p(len(pool) / (1.0 + df))
