@@ -4,7 +4,8 @@ answer, and does the answer quote the fact and cite that page (and only that pag
 A question set is JSONL in the layout of ``shared/data/qa/README.md``: ``question``, ``file``
 (relative to the documents folder), ``answer_any`` (short strings copied from the page), and
 where the answer is — ``pages`` for a PDF (1-based physical pages), ``section`` for an EPUB
-(the heading that opens it), ``turn`` for a Perplexity export. The documents the set names are
+(the heading that opens it), ``turn`` for a Perplexity export, ``locator`` for an Office file
+(:func:`office_gold`). The documents the set names are
 ingested once, by the real intake and worker, into a library cached under
 ``<data_dir>/eval/pageqa-<hash>`` (the hash covers the files, the embedder, the chunking and
 :data:`INDEX_VERSION`). Then every question is searched over the whole library and answered
@@ -15,6 +16,9 @@ ingested once, by the real intake and worker, into a library cached under
 - citations: the share of cited sources on a right page (precision), the first citation on a
   right page, at least one right page cited (recall); an answer that cites nothing scores 0;
 - time: p50/p95 of search and of the whole answer.
+
+Questions of kinds Quire does not read yet (``UNREAD_KINDS``: web pages, page images) are
+reported as such, their files not ingested, and the rest of the set goes on.
 
 Text is compared as the set's verifier compares it: NFKC, soft hyphens removed, whitespace
 collapsed. A malformed line, a missing document or a page out of range is reported with its
@@ -47,6 +51,7 @@ from quire.ingest.worker import Worker
 from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions, SearchOptions
 from quire.runtime import Runtime
+from quire.storage.chunks import get_page, list_pages
 from quire.storage.documents import list_documents
 from quire.storage.migrate import open_database, scratch_library
 from quire.synthesis.answer import ChatRequest
@@ -55,9 +60,13 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-INDEX_VERSION = 3  # 3: PDF tables as rows, headings past running heads (issue 33)
+INDEX_VERSION = 4  # 4: Office files (issue 34)
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
+OFFICE_SETS = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
+#: Kinds a question set may hold that Quire does not read yet.
+UNREAD_KINDS = ("html", "image")
+_CELL_ROW = re.compile(r"\d+")
 
 #: ``progress(task, done, total)``: task is "ingest" or "questions".
 PageQAProgress = Callable[[str, int, int], None]
@@ -72,15 +81,21 @@ class Question(BaseModel):
     file: str
     question: str = Field(min_length=1)
     answer_any: list[str] = Field(min_length=1)
-    kind: Literal["pdf", "epub", "perplexity"]
+    kind: Literal[
+        "pdf", "epub", "perplexity", "docx", "odt", "pptx", "odp", "xlsx", "ods", "html", "image"
+    ]
     qtype: str = "paraphrase"
     pages: list[int] = Field(default_factory=list)
     page_label: str | list[str] | None = None
     section: str | None = None
     spine_file: str | None = None
     turn: int | None = None
+    #: Where an Office file's answer is: page or heading path, slide, sheet and cells.
+    locator: dict[str, Any] | None = None
     tags: list[str] = Field(default_factory=list)
     line: int = 0
+    #: An Office question's right pages, found in the library (:func:`office_gold`).
+    gold: list[int] = Field(default_factory=list)
 
 
 def normalise(text: str) -> str:
@@ -108,7 +123,10 @@ def read_questions(path: Path) -> tuple[list[Question], list[str]]:
         except (ValueError, ValidationError) as exc:
             problems.append(f"line {n}: {_why(exc)}")
             continue
-        where = {"pdf": q.pages, "epub": q.section, "perplexity": q.turn}[q.kind]
+        if q.kind in UNREAD_KINDS:
+            problems.append(f"line {n} ({q.id}): {q.kind} files are not read yet; not asked")
+            continue
+        where = {"pdf": q.pages, "epub": q.section, "perplexity": q.turn}.get(q.kind, q.locator)
         if not where:
             problems.append(f"line {n} ({q.id}): a {q.kind} question needs its location")
             continue
@@ -219,6 +237,38 @@ def open_library(
 
 
 # -- scoring ----------------------------------------------------------------------------------
+def office_gold(q: Question, document: dict[str, Any], pages: list[dict[str, Any]]) -> list[int]:
+    """The pages of an Office file that are where ``q``'s locator says the answer is.
+
+    A slide by its number; a sheet's row ranges holding the cell's row; a Word or
+    OpenDocument page by its number when the file was read by its rendered pages; otherwise
+    the sections under the locator's last heading (styled, or a bold line) that hold the
+    answer, or, with no heading given, those that hold the answer. ``pages`` carry
+    ``page``, ``heading_path``, ``metadata`` and ``text``."""
+    loc = q.locator or {}
+    if q.kind in ("pptx", "odp"):
+        return [int(loc["slide"])] if loc.get("slide") else []
+    if q.kind in ("xlsx", "ods"):
+        m = _CELL_ROW.search(str(loc.get("cells", "")))
+        row = int(m.group(0)) if m else 0
+        return [
+            p["page"]
+            for p in pages
+            if p["metadata"].get("sheet") == loc.get("sheet")
+            and p["metadata"].get("rows", [0, 0])[0] <= row <= p["metadata"].get("rows", [0, 0])[1]
+        ]
+    if loc.get("page") and document["metadata"].get("pagination") == "rendered":
+        return [int(loc["page"])]
+    headings = [
+        h for h in (loc.get("heading_path") or [])[-1:] + [loc.get("nearest_bold_heading")] if h
+    ]
+    holding = [p for p in pages if contains_answer(q, p["text"])[1]]
+    under = [
+        p for p in holding if any(normalise(h) in normalise(p["heading_path"]) for h in headings)
+    ]
+    return [p["page"] for p in (under if headings else holding)]
+
+
 def is_gold(
     q: Question, document_id: int, page: int, heading_path: str, docs: dict[int, str]
 ) -> bool:
@@ -229,6 +279,8 @@ def is_gold(
         return page in q.pages
     if q.kind == "perplexity":
         return page == q.turn
+    if q.kind in OFFICE_SETS:
+        return page in q.gold
     section = normalise(q.section or "")
     return bool(section) and section in normalise(heading_path)
 
@@ -316,11 +368,14 @@ def run_pageqa(
     library = open_library(settings, docs, questions, name, progress)
     problems += library.problems
     by_id = {int(d["id"]): file for file, d in library.documents.items()}
+    questions = _with_office_gold(library, questions)
     usable = []
     for q in questions:
         doc = library.documents.get(q.file)
         if doc is None:
             continue
+        if q.kind in OFFICE_SETS and not q.gold:
+            problems.append(f"line {q.line} ({q.id}): no page of {q.file} is at its locator")
         out_of_range = [p for p in q.pages if not 1 <= p <= int(doc["page_count"])]
         if q.kind == "perplexity" and q.turn is not None and q.turn > int(doc["page_count"]):
             out_of_range = [q.turn]
@@ -350,6 +405,29 @@ def run_pageqa(
         "by_file": _grouped(outcomes, lambda o: o.question.file),
         "questions": [_row(o) for o in outcomes],
     }
+
+
+def _with_office_gold(library: Library, questions: Sequence[Question]) -> list[Question]:
+    """The questions, each Office one with its right pages (:func:`office_gold`)."""
+    office = [q for q in questions if q.kind in OFFICE_SETS and q.file in library.documents]
+    if not office:
+        return list(questions)
+    db = open_database(library.settings)
+    pages: dict[str, list[dict[str, Any]]] = {}
+    try:
+        with db.read() as conn:
+            for file in {q.file for q in office}:
+                doc_id = int(library.documents[file]["id"])
+                rows = [get_page(conn, doc_id, p["page"]) for p in list_pages(conn, doc_id)]
+                pages[file] = [r for r in rows if r is not None]
+    finally:
+        db.dispose()
+    return [
+        q.model_copy(update={"gold": office_gold(q, library.documents[q.file], pages[q.file])})
+        if q in office
+        else q
+        for q in questions
+    ]
 
 
 async def _answer_all(

@@ -72,10 +72,19 @@ MAX_CONTENT_TYPES = 1 << 20
 #: The main part's content type, ``[Content_Types].xml``, -> kind (documents, macro-enabled
 #: documents and templates of each).
 _OOXML_MAIN: tuple[tuple[re.Pattern[bytes], Kind], ...] = (
-    (re.compile(rb"wordprocessingml\.(?:document|template)\.main|ms-word\.[a-z]+\.macroEnabled"), "docx"),
-    (re.compile(rb"presentationml\.(?:presentation|slideshow|template)\.main|ms-powerpoint\.[a-z]+\.macroEnabled"), "pptx"),
-    (re.compile(rb"spreadsheetml\.(?:sheet|template)\.main|ms-excel\.[a-z]+\.macroEnabled"), "xlsx"),
-)  # fmt: skip
+    (
+        re.compile(rb"wordprocessingml\.(?:document|template)\.main|ms-word\.\w+\.macroEnabled"),
+        "docx",
+    ),
+    (
+        re.compile(
+            rb"presentationml\.(?:presentation|slideshow|template)\.main"
+            rb"|ms-powerpoint\.\w+\.macroEnabled"
+        ),
+        "pptx",
+    ),
+    (re.compile(rb"spreadsheetml\.(?:sheet|template)\.main|ms-excel\.\w+\.macroEnabled"), "xlsx"),
+)
 _ODF_KINDS: dict[bytes, Kind] = {
     b"application/vnd.oasis.opendocument.text": "odt",
     b"application/vnd.oasis.opendocument.text-template": "odt",

@@ -38,6 +38,7 @@ class _Block:
     paragraph: int
     text: str
     note: bool = False
+    heading: bool = False
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Flow:
         else:
             self.stack = [entry for entry in self.stack if entry[0] < level]
             self.stack.append((level, title))
-        self._add(title)
+        self._add(title, heading=True)
 
     def paragraph(self, text: str, *, continued: bool = False) -> None:
         """A paragraph; ``continued``: the rest of one cut by a page break (not a new ¶)."""
@@ -84,13 +85,13 @@ class Flow:
         if text:
             self.blocks.append(_Block(self.page, self.path, self.paragraphs, text, note=True))
 
-    def _add(self, text: str, *, continued: bool = False) -> None:
+    def _add(self, text: str, *, continued: bool = False, heading: bool = False) -> None:
         text = clean_page_text(text, drop_page_numbers=False)
         if not text:
             return
         if not continued:
             self.paragraphs += 1
-        self.blocks.append(_Block(self.page, self.path, self.paragraphs, text))
+        self.blocks.append(_Block(self.page, self.path, self.paragraphs, text, heading=heading))
 
     def pages(self, *, paginated: bool, source: PageSource = "text") -> list[Page]:
         """The document's units (see the module docstring)."""
@@ -102,7 +103,10 @@ class Flow:
         units: list[list[_Block]] = []
         size = 0
         for block in self.blocks:
-            same = units and units[-1][0].path == block.path
+            # Headings with nothing under them yet open the section of the heading below.
+            same = units and (
+                units[-1][-1].path == block.path or all(b.heading for b in units[-1])
+            )
             if same and (block.note or size + len(block.text) <= MAX_SECTION_CHARS):
                 units[-1].append(block)
                 size += len(block.text)
@@ -138,7 +142,7 @@ def _page(number: int, blocks: list[_Block], source: PageSource) -> Page:
 
 def _section(number: int, blocks: list[_Block], source: PageSource) -> Page:
     text, _ = _join(blocks)
-    path = blocks[0].path
+    path = [b for b in blocks if not b.note][-1].path if any(not b.note for b in blocks) else ""
     first, last = blocks[0].paragraph, blocks[-1].paragraph
     where = f"¶ {first}" if first == last else f"¶ {first}–{last}"
     heading = path.rsplit(PATH_SEPARATOR, 1)[-1]

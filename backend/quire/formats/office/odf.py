@@ -50,7 +50,8 @@ BREAK = "\x00"
 _INDEXES = {"table-of-content", "illustration-index", "table-index", "object-index",
             "user-index", "alphabetical-index", "bibliography"}  # fmt: skip
 _SKIP = {"tracked-changes", "sequence-decls", "variable-decls", "user-field-decls", "forms",
-         "note-citation", "annotation-end", "bookmark", "bookmark-start", "bookmark-end"}  # fmt: skip
+         "note-citation", "annotation-end", "bookmark", "bookmark-start",
+         "bookmark-end"}  # fmt: skip
 _LENGTH = re.compile(r"^(-?[\d.]+)\s*(cm|mm|in|pt|pc|px)?$")
 _TO_CM = {"cm": 1.0, "mm": 0.1, "in": 2.54, "pt": 2.54 / 72, "pc": 2.54 / 6, "px": 2.54 / 96}
 

@@ -84,7 +84,9 @@ class Package:
         try:
             return etree.fromstring(data, XML_PARSER)
         except etree.XMLSyntaxError as exc:
-            raise CorruptFile(f"Damaged {self.label}: {name} is not well-formed XML ({exc})") from exc
+            raise CorruptFile(
+                f"Damaged {self.label}: {name} is not well-formed XML ({exc})"
+            ) from exc
 
     def close(self) -> None:
         self.zip.close()

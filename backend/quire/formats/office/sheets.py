@@ -303,4 +303,3 @@ def extract_ods(path: Path, *, max_unpacked_bytes: int) -> Extracted:
                 raise CorruptFile(f"Damaged OpenDocument spreadsheet: {exc}") from exc
     metadata = {"sheets": len({p.meta["sheet"] for p in pages}), "hidden_sheets": hidden}
     return Extracted(kind="ods", title=title, author=author, pages=pages, metadata=metadata)
-

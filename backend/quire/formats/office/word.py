@@ -242,7 +242,9 @@ class _Reader:
                 continue
             if name == "r":
                 rpr = child.find(_w("rPr"))
-                if rpr is not None and (_on(rpr.find(_w("vanish"))) or _on(rpr.find(_w("webHidden")))):
+                if rpr is not None and (
+                    _on(rpr.find(_w("vanish"))) or _on(rpr.find(_w("webHidden")))
+                ):
                     continue
                 run_bold = bold
                 if rpr is not None and rpr.find(_w("b")) is not None:
@@ -377,7 +379,10 @@ class _Reader:
                     if _nearest_table(cell) is tbl:
                         self.blocks(cell, in_table=True)
             return
-        header = grid[:1] if has_header(grid) else []
+        lead = 0  # caption rows above the header
+        while lead < len(grid) and _spanning(grid[lead]):
+            lead += 1
+        header = grid[lead : lead + 1] if has_header(grid[lead:]) else []
         part: Grid = []
         for i, (row, n) in enumerate(zip(grid, breaks, strict=True)):
             if n:
@@ -385,7 +390,7 @@ class _Reader:
                 part = []
                 for _ in range(n):
                     self.flow.page_break()
-            if header and i == 0:
+            if header and i == lead:
                 continue
             if _spanning(row):  # a caption or group row ("January") across the table
                 self._rows(header, part)
