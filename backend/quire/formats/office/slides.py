@@ -76,8 +76,7 @@ def _text_frame(shape: Any) -> str:
         return ""
     lines = []
     for paragraph in shape.text_frame.paragraphs:
-        text = "".join(run.text for run in paragraph.runs) if paragraph.runs else paragraph.text
-        text = text.replace("\x0b", "\n").strip()
+        text = paragraph.text.replace("\x0b", "\n").strip()  # a line break within it: \v
         if text:
             lines.append(text)
     return "\n".join(lines)
