@@ -104,9 +104,7 @@ class Flow:
         size = 0
         for block in self.blocks:
             # Headings with nothing under them yet open the section of the heading below.
-            same = units and (
-                units[-1][-1].path == block.path or all(b.heading for b in units[-1])
-            )
+            same = units and (units[-1][-1].path == block.path or all(b.heading for b in units[-1]))
             if same and (block.note or size + len(block.text) <= MAX_SECTION_CHARS):
                 units[-1].append(block)
                 size += len(block.text)

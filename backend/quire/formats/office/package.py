@@ -14,6 +14,7 @@ then parsed by lxml with entities left unresolved and the network off.
 
 from __future__ import annotations
 
+import posixpath
 import zipfile
 import zlib
 from pathlib import Path
@@ -24,6 +25,8 @@ from lxml import etree
 from quire.errors import CorruptFile
 from quire.formats.epub import MAX_UNPACKED_BYTES, check_zip_limits
 
+REL = "http://schemas.openxmlformats.org/package/2006/relationships"
+OFFICE_DOCUMENT = "/officeDocument"
 _DTD = b"<!DOCTYPE"
 _BLOCK = 1 << 16
 XML_PARSER = etree.XMLParser(
@@ -103,3 +106,56 @@ class Package:
 def open_package(path: Path, label: str, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> Package:
     """The package at ``path``, checked (CorruptFile, ResourceLimit when it is not safe)."""
     return Package(path, label, max_unpacked_bytes)
+
+
+# -- Office Open XML -------------------------------------------------------------------------
+def relationships(pkg: Package, part: str) -> dict[str, list[str]]:
+    """A part's relationships: type (its last path segment, "/styles") -> target parts."""
+    folder, name = posixpath.split(part)
+    root = pkg.xml(posixpath.join(folder, "_rels", f"{name}.rels"))
+    out: dict[str, list[str]] = {}
+    if root is None:
+        return out
+    for rel in root.iter(f"{{{REL}}}Relationship"):
+        if rel.get("TargetMode") == "External":
+            continue
+        kind = "/" + (rel.get("Type") or "").rsplit("/", 1)[-1]
+        target = rel.get("Target") or ""
+        path = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
+        out.setdefault(kind, []).append(posixpath.normpath(path))
+    return out
+
+
+def main_part(pkg: Package) -> str:
+    """The package's main document part (the officeDocument relationship of /_rels/.rels)."""
+    targets = relationships(pkg, "").get(OFFICE_DOCUMENT, [])
+    if not targets or targets[0] not in pkg.names:
+        raise CorruptFile(f"Damaged {pkg.label}: no main document part")
+    return targets[0]
+
+
+def rendered_pages(pkg: Package) -> int | None:
+    """The page count the application recorded (docProps/app.xml ``Pages``), if any."""
+    root = pkg.xml("docProps/app.xml")
+    if root is None:
+        return None
+    for el in root.iter("{*}Pages"):
+        if (el.text or "").strip().isdigit():
+            return int((el.text or "").strip())
+    return None
+
+
+def core_properties(pkg: Package) -> tuple[str | None, str | None]:
+    """(title, author) from docProps/core.xml."""
+    root = pkg.xml("docProps/core.xml")
+
+    def first(tag: str) -> str | None:
+        for el in root.iter(tag) if root is not None else ():
+            text = " ".join((el.text or "").split())
+            if text:
+                return text
+        return None
+
+    return first("{http://purl.org/dc/elements/1.1/}title"), first(
+        "{http://purl.org/dc/elements/1.1/}creator"
+    )

@@ -37,8 +37,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 
 from quire.errors import CorruptFile
 from quire.formats.office.odf import odf_properties
-from quire.formats.office.package import open_package
-from quire.formats.office.word import core_properties
+from quire.formats.office.package import core_properties, open_package
 from quire.formats.pdf.rows import is_header, row_line
 from quire.formats.types import Extracted
 from quire.storage.records import Kind, Page

@@ -24,8 +24,7 @@ from pptx.parts.presentation import PresentationPart
 from pptx.shapes.base import BaseShape
 
 from quire.errors import CorruptFile
-from quire.formats.office.package import open_package
-from quire.formats.office.word import core_properties
+from quire.formats.office.package import core_properties, open_package
 from quire.formats.pdf.rows import table_rows
 from quire.formats.types import Extracted
 from quire.storage.records import Page

@@ -26,7 +26,6 @@ What is read, and how (decisions in docs/sources/office.md):
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,14 +34,19 @@ from lxml import etree
 
 from quire.errors import CorruptFile
 from quire.formats.office.flow import BOLD_LEVEL, Flow
-from quire.formats.office.package import Package, open_package
+from quire.formats.office.package import (
+    Package,
+    core_properties,
+    main_part,
+    open_package,
+    relationships,
+    rendered_pages,
+)
 from quire.formats.pdf.rows import Grid, has_header, table_rows
 from quire.formats.types import Extracted
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
-REL = "http://schemas.openxmlformats.org/package/2006/relationships"
-OFFICE_DOCUMENT = "/officeDocument"
 BOLD_HEADING_CHARS = 120
 LAYOUT_CELL_CHARS = 400
 BREAK = "\x00"  # a rendered page break inside a paragraph's text
@@ -193,7 +197,7 @@ class _Reader:
     def __init__(self, pkg: Package, main: str) -> None:
         self.pkg = pkg
         self.main = main
-        self.rels = _relationships(pkg, main)
+        self.rels = relationships(pkg, main)
         self.styles = _styles(self._part("/styles"))
         self.numbering = _Numbering.read(self._part("/numbering"))
         self.notes: dict[str, dict[str, etree._Element]] = {
@@ -441,58 +445,6 @@ def _by_id(root: etree._Element | None, tag: str) -> dict[str, etree._Element]:
     if root is None:
         return {}
     return {el.get(_w("id"), ""): el for el in root.iter(_w(tag))}
-
-
-def _relationships(pkg: Package, part: str) -> dict[str, list[str]]:
-    """A part's relationships: type (its last path segment, "/styles") -> target parts."""
-    folder, name = posixpath.split(part)
-    root = pkg.xml(posixpath.join(folder, "_rels", f"{name}.rels"))
-    out: dict[str, list[str]] = {}
-    if root is None:
-        return out
-    for rel in root.iter(f"{{{REL}}}Relationship"):
-        if rel.get("TargetMode") == "External":
-            continue
-        kind = "/" + (rel.get("Type") or "").rsplit("/", 1)[-1]
-        target = rel.get("Target") or ""
-        path = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
-        out.setdefault(kind, []).append(posixpath.normpath(path))
-    return out
-
-
-def main_part(pkg: Package) -> str:
-    """The package's main document part (the officeDocument relationship of /_rels/.rels)."""
-    targets = _relationships(pkg, "").get(OFFICE_DOCUMENT, [])
-    if not targets or targets[0] not in pkg.names:
-        raise CorruptFile(f"Damaged {pkg.label}: no main document part")
-    return targets[0]
-
-
-def rendered_pages(pkg: Package) -> int | None:
-    """The page count the application recorded (docProps/app.xml ``Pages``), if any."""
-    root = pkg.xml("docProps/app.xml")
-    if root is None:
-        return None
-    for el in root.iter("{*}Pages"):
-        if (el.text or "").strip().isdigit():
-            return int((el.text or "").strip())
-    return None
-
-
-def core_properties(pkg: Package) -> tuple[str | None, str | None]:
-    """(title, author) from docProps/core.xml."""
-    root = pkg.xml("docProps/core.xml")
-
-    def first(tag: str) -> str | None:
-        for el in root.iter(tag) if root is not None else ():
-            text = " ".join((el.text or "").split())
-            if text:
-                return text
-        return None
-
-    return first("{http://purl.org/dc/elements/1.1/}title"), first(
-        "{http://purl.org/dc/elements/1.1/}creator"
-    )
 
 
 def extract_word(path: Path, *, max_unpacked_bytes: int) -> Extracted:
