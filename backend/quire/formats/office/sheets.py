@@ -89,7 +89,8 @@ class SheetPages:
     _rows: tuple[int, int] | None = None
     _header: list[str] | None = None
     #: Header-like rows (labels only, the first with two or more), until a row of values.
-    _pending: list[tuple[int, list[_Cell]]] = field(default_factory=list)
+    _pending: list[tuple[int, list[_Cell], bool]] = field(default_factory=list)  # (…, written)
+    _above: tuple[int, list[_Cell]] | None = None  # the row above, when it holds labels only
     _last: int = 0
 
     def add(self, number: int, cells: list[_Cell]) -> None:
@@ -99,21 +100,27 @@ class SheetPages:
         if number > self._last + MAX_GAP:  # empty rows end a table
             self._flush_pending()
             self._header = None
+            self._above = None
         self._last = number
         numeric = any(c.numeric for c in cells)
         if not numeric and (self._pending or is_header([c.text for c in cells])):
             if len(self._pending) >= MAX_HEADER_ROWS:
                 self._flush_pending()
-            self._pending.append((number, cells))
+            if not self._pending and self._above and self._above[0] == number - 1:
+                # A lone label just above starts the stack ("COMBINED" over "ADJUSTED").
+                self._pending.append((self._above[0], self._above[1], True))
+            self._pending.append((number, cells, False))
             return
         if self._pending and numeric:
-            self._header = _stacked([cells for _, cells in self._pending])
+            self._header = _stacked([cells for _, cells, _ in self._pending])
         self._flush_pending()
+        self._above = None if numeric else (number, cells)
         self._line(number, row_line([c.text for c in cells], self._header))
 
     def _flush_pending(self) -> None:
-        for number, cells in self._pending:
-            self._line(number, row_line([c.text for c in cells], None))
+        for number, cells, written in self._pending:
+            if not written:
+                self._line(number, row_line([c.text for c in cells], None))
         self._pending = []
 
     def _line(self, number: int, line: str) -> None:
