@@ -281,7 +281,8 @@ def _row_cells(row: etree._Element) -> tuple[list[str | None], int]:
         if name not in ("table-cell", "covered-table-cell"):
             continue
         breaks += sum(1 for _ in cell.iter(q("text:soft-page-break")))
-        times = min(int(cell.get(q("table:number-columns-repeated"), "1") or 1), 1024)
+        raw = cell.get(q("table:number-columns-repeated"), "1")
+        times = min(int(raw), 1024) if raw.isdigit() else 1
         if name == "covered-table-cell":
             for _ in range(times):
                 if span_left:

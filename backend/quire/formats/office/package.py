@@ -9,7 +9,10 @@ expansion, an external entity naming a local file or a URL): the file is refused
 then parsed by lxml with entities left unresolved and the network off.
 
     with open_package(path, "Word document", max_unpacked) as pkg:
-        root = pkg.xml("word/document.xml")
+        root = pkg.xml(main_part(pkg))
+
+Below, what Office Open XML packages share: a part's relationships, the main part, the page
+count and the title and author the application recorded.
 """
 
 from __future__ import annotations

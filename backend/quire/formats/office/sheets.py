@@ -63,6 +63,7 @@ def show(value: Any, number_format: str = "General") -> str:
     if isinstance(value, int | float):
         if "%" in number_format:
             decimals = len(number_format.split(".")[1].split("%")[0]) if "." in number_format else 0
+            decimals = min(decimals, 10)
             return f"{value * 100:.{decimals}f}%"
         if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
             return str(int(value))

@@ -147,7 +147,8 @@ class _Numbering:
         for a in root.iter(_w("abstractNum")):
             lvls = {}
             for lvl in a.iter(_w("lvl")):
-                ilvl = int(lvl.get(_w("ilvl"), "0"))
+                raw = lvl.get(_w("ilvl"), "0")
+                ilvl = int(raw) if raw.isdigit() else -1
                 start = _val(lvl.find(_w("start")))
                 lvls[ilvl] = (
                     _val(lvl.find(_w("numFmt"))) or "decimal",
@@ -163,7 +164,7 @@ class _Numbering:
     def label(self, num_id: str, ilvl: int) -> str:
         """The next item's number as Word draws it ("2.", "b)", "•"), counters advanced."""
         levels = self.levels.get(num_id)
-        if not levels or ilvl not in levels:
+        if not levels or ilvl not in levels or not 0 <= ilvl < 10:
             return ""
         counts = self.counters.setdefault(num_id, [0] * 10)
         fmt, text, start = levels[ilvl]
