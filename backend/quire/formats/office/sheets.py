@@ -40,7 +40,7 @@ from quire.formats.office.odf import odf_properties
 from quire.formats.office.package import core_properties, open_package
 from quire.formats.pdf.rows import is_header, row_line
 from quire.formats.types import Extracted
-from quire.storage.records import Kind, Page
+from quire.storage.records import Page
 from quire.text.clean import clean_page_text
 
 ROWS_PER_PAGE = 200
@@ -81,7 +81,6 @@ class _Cell:
 class SheetPages:
     """Rows of one sheet in, pages out (see the module docstring)."""
 
-    kind: Kind
     name: str
     hidden: bool
     first_page: int
@@ -203,7 +202,7 @@ def _read_xlsx(path: Path, title: str | None, author: str | None, macros: bool) 
             is_hidden = getattr(ws, "sheet_state", "visible") != "visible"
             if is_hidden:
                 hidden.append(ws.title)
-            sheet = SheetPages("xlsx", ws.title, is_hidden, len(pages) + 1)
+            sheet = SheetPages(ws.title, is_hidden, len(pages) + 1)
             for number, cells in _xlsx_rows(ws):
                 sheet.add(number, cells)
             pages += sheet.close()
@@ -282,7 +281,7 @@ def extract_ods(path: Path, *, max_unpacked_bytes: int) -> Extracted:
                         is_hidden = el.get(_t("style-name")) in hidden_styles
                         if is_hidden:
                             hidden.append(name)
-                        sheet = SheetPages("ods", name, is_hidden, len(pages) + 1)
+                        sheet = SheetPages(name, is_hidden, len(pages) + 1)
                         number = 0
                     elif event == "end" and el.tag == _t("table-row") and sheet is not None:
                         cells: list[_Cell] = []

@@ -197,7 +197,6 @@ class _Para:
 class _Reader:
     def __init__(self, pkg: Package, main: str) -> None:
         self.pkg = pkg
-        self.main = main
         self.rels = relationships(pkg, main)
         self.styles = _styles(self._part("/styles"))
         self.numbering = _Numbering.read(self._part("/numbering"))
