@@ -150,7 +150,7 @@ def test_nothing_found_is_said_plainly(loaded: TestClient) -> None:
         ({}, 422, "validation_error"),
         ({"message": "rabbit", "conversation_id": 99999}, 404, "not_found"),
         ({"message": "rabbit", "document_ids": [999]}, 404, "not_found"),
-        ({"message": "rabbit", "kinds": ["docx"]}, 422, "validation_error"),
+        ({"message": "rabbit", "kinds": ["doc"]}, 422, "validation_error"),
         ({"message": "rabbit", "strategy": "sloppy"}, 422, "validation_error"),
     ],
 )

@@ -90,13 +90,31 @@ def test_zip_that_is_not_an_epub(tmp_path: Path) -> None:
         detect_kind(path)
 
 
-def test_docx_is_named(tmp_path: Path) -> None:
+def test_an_office_package_of_another_kind_is_named(tmp_path: Path) -> None:
     path = tmp_path / "report.pdf"
     with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("[Content_Types].xml", "<Types/>")
-        zf.writestr("word/document.xml", "<w:document/>")
-    with pytest.raises(UnsupportedFileType, match="Office Open XML"):
+        zf.writestr("[Content_Types].xml", "<Types/>")  # no Word, PowerPoint or Excel part
+        zf.writestr("visio/document.xml", "<document/>")
+    with pytest.raises(UnsupportedFileType, match="Office Open XML package that is not"):
         detect_kind(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("docx/hipaa-privacy-notice.docx", "docx"),
+        ("pptx/algeria-guide-bachelier-2018-fr-ar.pptx", "pptx"),  # a slide show (.ppsx type)
+        ("xlsx/chicago-gsb-employment-2006.xlsx", "xlsx"),
+        ("odt/odfpy-api-manual.odt", "odt"),
+        ("odt/uottawa-python-pandas-workshop.odp", "odp"),
+    ],
+)
+def test_office_files_by_their_content_whatever_their_name(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    path = tmp_path / "renamed.bin"
+    path.write_bytes((DOCS / "office" / name).read_bytes())
+    assert detect_kind(path) == kind
 
 
 def test_epub_by_container_without_mimetype(tmp_path: Path) -> None:

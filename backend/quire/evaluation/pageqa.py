@@ -4,7 +4,8 @@ answer, and does the answer quote the fact and cite that page (and only that pag
 A question set is JSONL in the layout of ``shared/data/qa/README.md``: ``question``, ``file``
 (relative to the documents folder), ``answer_any`` (short strings copied from the page), and
 where the answer is — ``pages`` for a PDF (1-based physical pages), ``section`` for an EPUB
-(the heading that opens it), ``turn`` for a Perplexity export. The documents the set names are
+(the heading that opens it), ``turn`` for a Perplexity export, ``locator`` for an Office file
+(:func:`office_gold`). The documents the set names are
 ingested once, by the real intake and worker, into a library cached under
 ``<data_dir>/eval/pageqa-<hash>`` (the hash covers the files, the embedder, the chunking and
 :data:`INDEX_VERSION`). Then every question is searched over the whole library and answered
@@ -15,6 +16,9 @@ ingested once, by the real intake and worker, into a library cached under
 - citations: the share of cited sources on a right page (precision), the first citation on a
   right page, at least one right page cited (recall); an answer that cites nothing scores 0;
 - time: p50/p95 of search and of the whole answer.
+
+Questions of kinds Quire does not read yet (``UNREAD_KINDS``: web pages, page images) are
+reported as such, their files not ingested, and the rest of the set goes on.
 
 Text is compared as the set's verifier compares it: NFKC, soft hyphens removed, whitespace
 collapsed. A malformed line, a missing document or a page out of range is reported with its
@@ -30,23 +34,30 @@ import logging
 import re
 import shutil
 import time
-import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from quire.config import Settings
 from quire.errors import InputError, QuireError
+from quire.evaluation.questions import (
+    OFFICE_SETS,
+    Question,
+    contains_answer,
+    normalise,
+    office_gold,
+    read_questions,
+)
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
 from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions, SearchOptions
 from quire.runtime import Runtime
+from quire.storage.chunks import get_page, list_pages
 from quire.storage.documents import list_documents
 from quire.storage.migrate import open_database, scratch_library
 from quire.synthesis.answer import ChatRequest
@@ -55,73 +66,13 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-INDEX_VERSION = 3  # 3: PDF tables as rows, headings past running heads (issue 33)
+INDEX_VERSION = 4  # 4: Office files (issue 34)
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 
+
 #: ``progress(task, done, total)``: task is "ingest" or "questions".
 PageQAProgress = Callable[[str, int, int], None]
-
-
-class Question(BaseModel):
-    """One line of a page-QA set."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    file: str
-    question: str = Field(min_length=1)
-    answer_any: list[str] = Field(min_length=1)
-    kind: Literal["pdf", "epub", "perplexity"]
-    qtype: str = "paraphrase"
-    pages: list[int] = Field(default_factory=list)
-    page_label: str | list[str] | None = None
-    section: str | None = None
-    spine_file: str | None = None
-    turn: int | None = None
-    tags: list[str] = Field(default_factory=list)
-    line: int = 0
-
-
-def normalise(text: str) -> str:
-    """As the set's verifier compares text: NFKC, no soft hyphens, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def read_questions(path: Path) -> tuple[list[Question], list[str]]:
-    """The questions of a JSONL file, and a problem (with its line number) per bad line."""
-    questions: list[Question] = []
-    problems: list[str] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the question set ({exc})") from exc
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            q = Question.model_validate({**data, "line": n})
-        except (ValueError, ValidationError) as exc:
-            problems.append(f"line {n}: {_why(exc)}")
-            continue
-        where = {"pdf": q.pages, "epub": q.section, "perplexity": q.turn}[q.kind]
-        if not where:
-            problems.append(f"line {n} ({q.id}): a {q.kind} question needs its location")
-            continue
-        questions.append(q)
-    return questions, problems
-
-
-def _why(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        return f"{where}: {first['msg']}" if where else str(first["msg"])
-    return f"not JSON ({exc})" if isinstance(exc, json.JSONDecodeError) else str(exc)
 
 
 # -- the library ------------------------------------------------------------------------------
@@ -229,16 +180,10 @@ def is_gold(
         return page in q.pages
     if q.kind == "perplexity":
         return page == q.turn
+    if q.kind in OFFICE_SETS:
+        return page in q.gold
     section = normalise(q.section or "")
     return bool(section) and section in normalise(heading_path)
-
-
-def contains_answer(q: Question, text: str) -> tuple[bool, bool]:
-    """(exactly, ignoring case): whether ``text`` holds one of the answer strings."""
-    body = normalise(text)
-    answers = [normalise(a) for a in q.answer_any]
-    exact = any(a in body for a in answers)
-    return exact, exact or any(a.lower() in body.lower() for a in answers)
 
 
 @dataclass
@@ -316,11 +261,14 @@ def run_pageqa(
     library = open_library(settings, docs, questions, name, progress)
     problems += library.problems
     by_id = {int(d["id"]): file for file, d in library.documents.items()}
+    questions = _with_office_gold(library, questions)
     usable = []
     for q in questions:
         doc = library.documents.get(q.file)
         if doc is None:
             continue
+        if q.kind in OFFICE_SETS and not q.gold:
+            problems.append(f"line {q.line} ({q.id}): no page of {q.file} is at its locator")
         out_of_range = [p for p in q.pages if not 1 <= p <= int(doc["page_count"])]
         if q.kind == "perplexity" and q.turn is not None and q.turn > int(doc["page_count"]):
             out_of_range = [q.turn]
@@ -350,6 +298,29 @@ def run_pageqa(
         "by_file": _grouped(outcomes, lambda o: o.question.file),
         "questions": [_row(o) for o in outcomes],
     }
+
+
+def _with_office_gold(library: Library, questions: Sequence[Question]) -> list[Question]:
+    """The questions, each Office one with its right pages (:func:`office_gold`)."""
+    office = [q for q in questions if q.kind in OFFICE_SETS and q.file in library.documents]
+    if not office:
+        return list(questions)
+    db = open_database(library.settings)
+    pages: dict[str, list[dict[str, Any]]] = {}
+    try:
+        with db.read() as conn:
+            for file in {q.file for q in office}:
+                doc_id = int(library.documents[file]["id"])
+                rows = [get_page(conn, doc_id, p["page"]) for p in list_pages(conn, doc_id)]
+                pages[file] = [r for r in rows if r is not None]
+    finally:
+        db.dispose()
+    return [
+        q.model_copy(update={"gold": office_gold(q, library.documents[q.file], pages[q.file])})
+        if q in office
+        else q
+        for q in questions
+    ]
 
 
 async def _answer_all(

@@ -1,8 +1,12 @@
 """Decide what a file is from its bytes; the file name is never consulted.
 
-Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), known binary
-signatures (rejected by name), zip containers (EPUB if it has the EPUB ``mimetype`` entry or
-``META-INF/container.xml``; a ChatGPT or Claude data export if it holds ``conversations.json``),
+Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), a
+password-protected Office file (an OLE2 compound file holding an ``EncryptedPackage``
+stream: refused as such), known binary signatures (rejected by name), zip containers (EPUB if
+it has the EPUB ``mimetype`` entry or ``META-INF/container.xml``; Word, PowerPoint or Excel
+by the main part ``[Content_Types].xml`` declares, macro-enabled and templates included;
+OpenDocument text, presentation or spreadsheet by its ``mimetype``; a ChatGPT or Claude data
+export if it holds ``conversations.json``),
 then text: a ChatGPT or Claude export (JSON whose head has ``"mapping"`` or
 ``"chat_messages"``), Perplexity markdown (either layout of DESIGN §7), other
 markdown, plain text. Text must be UTF-8 or UTF-16 with a BOM; a file that is neither but looks
@@ -21,7 +25,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from quire.errors import EmptyFile, UnsupportedFileType
+from quire.errors import EmptyFile, EncryptedFile, UnsupportedFileType
 from quire.storage.records import Kind
 
 log = logging.getLogger(__name__)
@@ -60,6 +64,35 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"%!PS", "a PostScript file"),
 )
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: The stream an encrypted Office file keeps its package in, as an OLE directory entry names it.
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+_OLE_ENTRY = 128  # directory entries are 128 bytes, aligned so in the file
+MAX_CONTENT_TYPES = 1 << 20
+#: The main part's content type, ``[Content_Types].xml``, -> kind (documents, macro-enabled
+#: documents and templates of each).
+_OOXML_MAIN: tuple[tuple[re.Pattern[bytes], Kind], ...] = (
+    (
+        re.compile(rb"wordprocessingml\.(?:document|template)\.main|ms-word\.\w+\.macroEnabled"),
+        "docx",
+    ),
+    (
+        re.compile(
+            rb"presentationml\.(?:presentation|slideshow|template)\.main"
+            rb"|ms-powerpoint\.\w+\.macroEnabled"
+        ),
+        "pptx",
+    ),
+    (re.compile(rb"spreadsheetml\.(?:sheet|template)\.main|ms-excel\.\w+\.macroEnabled"), "xlsx"),
+)
+_ODF_KINDS: dict[bytes, Kind] = {
+    b"application/vnd.oasis.opendocument.text": "odt",
+    b"application/vnd.oasis.opendocument.text-template": "odt",
+    b"application/vnd.oasis.opendocument.presentation": "odp",
+    b"application/vnd.oasis.opendocument.presentation-template": "odp",
+    b"application/vnd.oasis.opendocument.spreadsheet": "ods",
+    b"application/vnd.oasis.opendocument.spreadsheet-template": "ods",
+}
 #: The conversations of a ChatGPT or Claude export zip (sharded since 2026: ``-000``, ``-001``).
 EXPORT_ENTRY = re.compile(r"(?:^|/)conversations(?:-\d+)?\.json$")
 _CHATGPT_KEYS = (re.compile(r'"mapping"\s*:'), re.compile(r'"(?:create_time|current_node)"\s*:'))
@@ -142,6 +175,39 @@ def chat_export_kind(sample: str) -> Kind | None:
     return None
 
 
+def _encrypted_office(path: Path) -> bool:
+    """Whether an OLE2 compound file holds an ``EncryptedPackage`` stream (a password-protected
+    docx/xlsx/pptx); the file is scanned in blocks for the directory entry's name."""
+    with path.open("rb") as fh:
+        offset, tail = 0, b""
+        while block := fh.read(1 << 20):
+            data = tail + block
+            start = offset - len(tail)
+            at = data.find(_ENCRYPTED_PACKAGE)
+            while at != -1:
+                if (start + at) % _OLE_ENTRY == 0:
+                    return True
+                at = data.find(_ENCRYPTED_PACKAGE, at + 1)
+            tail = data[-len(_ENCRYPTED_PACKAGE) :]
+            offset += len(block)
+    return False
+
+
+def _office_kind(zf: zipfile.ZipFile, names: set[str], mimetype: bytes) -> Kind | None:
+    if mimetype in _ODF_KINDS:
+        return _ODF_KINDS[mimetype]
+    if "[Content_Types].xml" not in names:
+        return None
+    info = zf.getinfo("[Content_Types].xml")
+    if info.file_size > MAX_CONTENT_TYPES:
+        return None
+    types = zf.read(info)
+    for pattern, kind in _OOXML_MAIN:
+        if pattern.search(types):
+            return kind
+    return None
+
+
 def _zip_kind(path: Path) -> Kind:
     try:
         with zipfile.ZipFile(path) as zf:
@@ -150,6 +216,8 @@ def _zip_kind(path: Path) -> Kind:
             # Only a small entry can be a mimetype; a huge one is not read into memory here.
             if "mimetype" in names and zf.getinfo("mimetype").file_size <= 256:
                 mimetype = zf.read("mimetype").strip()
+            if office := _office_kind(zf, names, mimetype):
+                return office
             export = sorted(n for n in names if EXPORT_ENTRY.search(n))
             if export and not mimetype:
                 try:
@@ -172,9 +240,9 @@ def _zip_kind(path: Path) -> Kind:
     if mimetype == EPUB_MIMETYPE or "META-INF/container.xml" in names:
         return "epub"
     if "[Content_Types].xml" in names:
-        what = "an Office Open XML document (docx/xlsx/pptx)"
+        what = "an Office Open XML package that is not a Word, PowerPoint or Excel file"
     elif mimetype.startswith(b"application/vnd.oasis.opendocument"):
-        what = "an OpenDocument file (odt/ods/odp)"
+        what = "an OpenDocument file other than text, presentation or spreadsheet (odg, odf…)"
     else:
         what = "a zip archive that is not an EPUB (no EPUB mimetype or META-INF/container.xml)"
     raise UnsupportedFileType(f"Unsupported file type: {what}")
@@ -241,6 +309,11 @@ def detect_kind(path: Path) -> Kind:
         return "pdf"
     if head.startswith(_ZIP_MAGIC):
         return _zip_kind(path)
+    if head.startswith(_OLE_MAGIC) and _encrypted_office(path):
+        raise EncryptedFile(
+            "This Office document is password-protected (encrypted); remove the password "
+            "(File → Info → Protect Document) and add it again."
+        )
     for magic, what in _SIGNATURES:
         # A printable signature ("BM", "MZ", "ID3") could start an ordinary sentence: it only
         # counts when the bytes after it are binary. RTF and PostScript are text formats.

@@ -14,6 +14,10 @@ from quire.formats.chat_export import extract_conversation
 from quire.formats.detect import decode_text, detect_kind
 from quire.formats.epub import extract_epub
 from quire.formats.markdown import first_line_title, parse_markdown, parse_text
+from quire.formats.office.odf import extract_odp, extract_odt
+from quire.formats.office.sheets import extract_ods, extract_xlsx
+from quire.formats.office.slides import extract_pptx
+from quire.formats.office.word import extract_word
 from quire.formats.pdf.reader import extract_pdf
 from quire.formats.pdf.structure import apply_outline
 from quire.formats.perplexity_md import parse_perplexity_markdown, with_structure
@@ -30,6 +34,15 @@ _WORD = re.compile(
     r"|&|-|–|—"
 )
 _PUNCT_RUN = re.compile(r"[^\w\s]{3,}")
+#: The reader of each Office kind (formats/office/, docs/sources/office.md).
+OFFICE_READERS: dict[Kind, Callable[..., Extracted]] = {
+    "docx": extract_word,
+    "odt": extract_odt,
+    "pptx": extract_pptx,
+    "odp": extract_odp,
+    "xlsx": extract_xlsx,
+    "ods": extract_ods,
+}
 
 
 def reads_like_a_title(line: str) -> bool:
@@ -79,6 +92,12 @@ def extract_file(
             lambda fraction: progress("extract", fraction),
             max_unpacked_bytes=settings.max_unpacked_mb << 20,
         )
+    elif kind in OFFICE_READERS:
+        # Born digital, read block by block and cleaned there: the page cuts, heading offsets
+        # and labels the readers set stay as they are.
+        extracted = OFFICE_READERS[kind](path, max_unpacked_bytes=settings.max_unpacked_mb << 20)
+        progress("extract", 1.0)
+        return extracted
     elif kind in ("chatgpt", "claude"):
         # One stored conversation (quire import keeps each so); born digital, so not cleaned.
         return extract_conversation(path, kind)

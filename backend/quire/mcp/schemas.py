@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from quire.errors import ErrorBody
 from quire.retrieval.options import Strategy
-from quire.storage.records import DocumentStatus, JobStatus, Kind, Origin
+from quire.storage.records import DocumentStatus, JobStatus, Kind, Origin, PageSource
 from quire.storage.web_sources import WebSource
 from quire.synthesis.events import AnswerMode
 
@@ -88,7 +88,7 @@ class PageText(BaseModel):
 class Page(Place):
     page_count: int
     text: str = Field(description="The page's whole text.")
-    extracted_by: Literal["text_layer", "ocr", "markdown", "epub", "text"] = Field(
+    extracted_by: PageSource = Field(
         description="Where the text came from (ocr: recognised from a scan)."
     )
     previous: PageText | None = Field(description="The page before (with context), if any.")

@@ -38,6 +38,12 @@ EXTENSIONS = {
     "text": ".txt",
     "chatgpt": ".json",
     "claude": ".json",
+    "docx": ".docx",
+    "odt": ".odt",
+    "pptx": ".pptx",
+    "odp": ".odp",
+    "xlsx": ".xlsx",
+    "ods": ".ods",
 }
 
 

@@ -17,12 +17,18 @@ MAX_ID = 2**63 - 1
 #: A row id as a request may give it.
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
-Kind = Literal["pdf", "epub", "perplexity", "markdown", "text", "chatgpt", "claude"]
+Kind = Literal[
+    "pdf", "epub", "perplexity", "markdown", "text", "chatgpt", "claude",
+    "docx", "odt", "pptx", "odp", "xlsx", "ods",
+]  # fmt: skip
 KINDS: tuple[Kind, ...] = get_args(Kind)
+#: Office kinds: a page's label, when it has one, is its whole citation ("slide 14 · Results",
+#: "sheet Results, rows 12–40", "Background, ¶ 12–30"); formats/office/.
+OFFICE_KINDS: tuple[Kind, ...] = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
 #: Kinds whose pages are the turns of a conversation, with the web sources each turn cites.
 TURN_KINDS: tuple[Kind, ...] = ("perplexity", "chatgpt", "claude")
 #: Where a page's text came from.
-PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text"]
+PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text", "office"]
 #: Where a document came from (``documents.origin``, generated: storage/schema.py ORIGIN_SQL).
 Origin = Literal["upload", "folder", "chatgpt", "claude", "perplexity", "zotero", "web"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
@@ -46,6 +52,12 @@ UNITS: dict[Kind, str] = {
     "text": "part",
     "chatgpt": "turn",
     "claude": "turn",
+    "docx": "p.",  # as Word last laid it out; else a section, labelled
+    "odt": "p.",
+    "pptx": "slide",
+    "odp": "slide",
+    "xlsx": "sheet",
+    "ods": "sheet",
 }
 
 
@@ -54,9 +66,11 @@ def place(kind: str, page: int, label: str | None = None) -> str:
     whose printed label differs from its position in the file, "p. 166 (PDF p. 188)".
 
     Every citation the CLI, ``/v1``, MCP and the prompts print goes through here; links keep
-    the physical page (``#page=188``)."""
+    the physical page (``#page=188``). An Office page's label is its whole citation."""
     unit = UNITS.get(kind, "p.")  # type: ignore[call-overload]
     label = printed_label(page, label)
+    if label is not None and kind in OFFICE_KINDS:
+        return label
     if label is None:
         return f"{unit} {page}"
     return f"{unit} {label} (PDF {unit} {page})"
@@ -71,14 +85,16 @@ def printed_label(page: int, label: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Page:
-    """One citable unit: a PDF page, an EPUB section, a Perplexity turn, a markdown section."""
+    """One citable unit: a PDF page, an EPUB section, a Perplexity turn, a markdown section,
+    a Word page or section, a slide, the rows of a sheet."""
 
     number: int  # 1-based
     text: str
     heading_path: str = ""  # "Chapter 3 > The Voyage"
     source: PageSource = "text_layer"
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. a Perplexity turn's query and URLs
-    label: str | None = None  # the printed page number (PDF /PageLabels): "xii", "A-3"
+    label: str | None = None  # the printed page number (PDF /PageLabels): "xii", "A-3";
+    # for Office kinds the citation itself: "slide 14 · Results"
 
 
 @dataclass(frozen=True)

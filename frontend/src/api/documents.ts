@@ -17,6 +17,12 @@ const KIND_NAMES: Record<Kind, true> = {
   text: true,
   chatgpt: true,
   claude: true,
+  docx: true,
+  odt: true,
+  pptx: true,
+  odp: true,
+  xlsx: true,
+  ods: true,
 }
 export const KINDS = Object.keys(KIND_NAMES) as Kind[]
 

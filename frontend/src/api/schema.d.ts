@@ -506,7 +506,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -710,7 +710,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods";
             /** Title */
             title: string | null;
             /** Author */
@@ -969,7 +969,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods";
             /** Filename */
             filename: string;
             /** Page */
@@ -1561,7 +1561,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -1667,7 +1667,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods";
             /** Filename */
             filename: string;
             /**
@@ -1917,7 +1917,7 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude") | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods") | null;
             error?: components["schemas"]["UploadError"] | null;
         };
         /** VectorStatus */
@@ -2391,6 +2391,12 @@ export interface operations {
                     "application/epub+zip": unknown;
                     "application/json": unknown;
                     "application/pdf": unknown;
+                    "application/vnd.oasis.opendocument.presentation": unknown;
+                    "application/vnd.oasis.opendocument.spreadsheet": unknown;
+                    "application/vnd.oasis.opendocument.text": unknown;
+                    "application/vnd.openxmlformats-officedocument.presentationml.presentation": unknown;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": unknown;
                     "text/markdown; charset=utf-8": unknown;
                     "text/plain; charset=utf-8": unknown;
                 };

@@ -51,6 +51,12 @@ MEDIA_TYPES = {
     "text": "text/plain; charset=utf-8",
     "chatgpt": "application/json",
     "claude": "application/json",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "odt": "application/vnd.oasis.opendocument.text",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "odp": "application/vnd.oasis.opendocument.presentation",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "ods": "application/vnd.oasis.opendocument.spreadsheet",
 }
 
 

@@ -137,10 +137,12 @@ def table_rows(grid: Grid) -> list[str]:
             # A merged cell (None) repeats the text of the row above.
             above = rows[-1] if rows else [""] * width
             rows.append([above[i] if c is None else own[i] for i, c in enumerate(raw)])
-    return [line for line in (_row_line(r, header) for r in rows) if line]
+    return [line for line in (row_line(r, header) for r in rows) if line]
 
 
-def _row_line(cells: list[str], header: list[str] | None) -> str:
+def row_line(cells: list[str], header: list[str] | None) -> str:
+    """One row as its line: each value with its column's header (see the module docstring);
+    also the rows of a spreadsheet (formats/office/sheets.py)."""
     parts = []
     for i, value in enumerate(cells):
         if not value:

@@ -18,6 +18,14 @@ describe('pageCitation', () => {
     expect(pageCitation('epub', 3)).toBe('section 3')
     expect(pageCitation('perplexity', 3)).toBe('turn 3')
   })
+
+  it('cites an Office unit by its label: Word page, section, slide, rows of a sheet', () => {
+    expect(pageCitation('docx', 12)).toBe('p. 12')
+    expect(pageCitation('docx', 4, 'Background, ¶ 12–30')).toBe('Background, ¶ 12–30')
+    expect(pageCitation('pptx', 14, 'slide 14 · Results')).toBe('slide 14 · Results')
+    expect(pageCitation('odp', 2)).toBe('slide 2')
+    expect(pageCitation('xlsx', 3, 'sheet Results, rows 12–40')).toBe('sheet Results, rows 12–40')
+  })
 })
 
 describe('searchableLabel', () => {

@@ -1,0 +1,1 @@
+"""Office files: Word and OpenDocument text, slides, spreadsheets (docs/sources/office.md)."""
