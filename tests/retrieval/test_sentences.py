@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quire.retrieval.sentences import split_sentences
+from quire.retrieval.sentences import MAX_CHARS, split_sentences
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,13 @@ def test_a_table_of_one_row_is_one_unit() -> None:
         "After it.",
         "Done.",
     ]
+
+
+def test_a_row_longer_than_a_unit_is_split_into_the_sentences_of_its_cells() -> None:
+    short = "Model: BA graph. Fitted · Clustering: 0.037"
+    assert [u for _, u in split_sentences(short)] == [short]  # a row is one unit
+    cell = "Marketers segment by: geographic, demographic and behavioural factors. " * 9
+    long = f"Principle: Understand the market · Applied: {cell.strip()}"
+    units = [u for _, u in split_sentences(long)]
+    assert len(units) > 1 and all(len(u) <= MAX_CHARS for u in units)
+    assert all(long[o : o + len(u)] == u for o, u in split_sentences(long))

@@ -6,7 +6,8 @@ together (the texts are a few dozen passages of clean text; a sentence-splitting
 add a dependency for no measurable gain). A "sentence" made of short lines, or of lines laid
 out as columns, is a table, a list or code: each line is a unit of its own, since a line of a
 table holds one fact. A PDF table's row is one line, ``Header: value · Header: value``
-(formats/pdf/rows.py), and one unit whatever its cells say: no sentence ends inside it.
+(formats/pdf/rows.py), and one unit whatever its cells say: no sentence ends inside it, unless
+it is longer than ``MAX_CHARS`` (cells of whole paragraphs): then its sentences are units.
 
     split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
     split_sentences("彼は言った。「本当か？」と聞いた。")  # [(0, "彼は言った。"), (6, "「本当…")]
@@ -49,7 +50,10 @@ def split_sentences(passage: str) -> list[tuple[int, str]]:
     unit is an exact substring of the passage."""
     out: list[tuple[int, str]] = []
     pos = 0
-    rows = [m.span() for m in TABLE_ROW.finditer(passage)] if "\u00b7" in passage else []
+    # A row is one unit, unless it is longer than a unit may be (a slide's table of
+    # paragraphs): then the sentences of its cells are.
+    found = TABLE_ROW.finditer(passage) if "\u00b7" in passage else ()
+    rows = [m.span() for m in found if m.end() - m.start() <= MAX_CHARS]
     row = 0
     for m in _BOUNDARY.finditer(passage):
         while row < len(rows) and rows[row][1] - 1 <= m.start():
