@@ -194,3 +194,20 @@ def test_extractive_quotes_hold_by_construction() -> None:
     answer = "*Extractive answer.*\n\n- “One.” [1]\n- “Two.” [1]\n- “Three.” [2][3]\n"
     report = verbatim(answer)
     assert (report.checked, report.kept, report.dropped, report.method) == (4, 4, 0, "verbatim")
+
+
+def test_numbers_are_compared_as_written_in_figures_or_words() -> None:
+    """One reading of numbers for the citation check and the extractive answers
+    (text/numbers.py): separators, leading zeros, times and hexadecimal, never the digits of
+    an identifier."""
+    from quire.text.numbers import counts_in, figures
+
+    assert figures("1,200 and 1200, 3,5 or 007 at 8:35; 0x5f") == {
+        "1200",
+        "3.5",
+        "7",
+        "8:35",
+        "0x5f",
+    }
+    assert figures("ILP32E and PUSH0 and x8") == set()
+    assert counts_in("I opened fourteen nests, one by one") == {"14"}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from quire.retrieval import lexical
-from quire.text.numbers import counts_in
+from quire.text.numbers import counts_in, figures
 from quire.text.segment import has_unspaced
 from quire.text.stopwords import is_stopword
 
@@ -78,8 +78,6 @@ _KINDS: list[tuple[Kind, re.Pattern[str]]] = [
     ("yesno", _ASKS_YESNO),
 ]
 _DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
-# A number standing alone (not the 0 of PUSH0 or the 32 of ILP32E).
-_NUMBER = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+|\d[\d,.:]*\d|\d)(?![\w])")
 _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}(st|nd|rd|th)? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
     r"Nov|Dec)|\b(January|February|March|April|May|June|July|August|September|October|"
@@ -116,14 +114,9 @@ def content_words(text: str) -> list[str]:
     ]
 
 
-def _figures(text: str) -> set[str]:
-    """The numbers of ``text`` in figures, without thousands commas."""
-    return {n.replace(",", "") for n in _NUMBER.findall(text)}
-
-
 def _numbers(text: str) -> set[str]:
     """The numbers of ``text``, said in figures or in words ("fourteen" is 14)."""
-    return _figures(text) | counts_in(text)
+    return figures(text) | counts_in(text)
 
 
 def _prefix(word: str) -> str:
@@ -154,7 +147,7 @@ class Asks:
             question=question,
             kind=kind,
             prefixes={_prefix(w) for w in words},
-            numbers=_figures(question),
+            numbers=figures(question),
             said=_numbers(question),
             names={n.lower() for n in names},
             alternatives=[

@@ -44,7 +44,7 @@ from quire.retrieval.sentences import split_sentences
 from quire.synthesis.answer import Run, where
 from quire.synthesis.events import CitationCheck, DroppedCitation
 from quire.text.language import detect
-from quire.text.numbers import COUNT_WORDS, spelled
+from quire.text.numbers import COUNT_WORDS, figures, spelled
 from quire.text.segment import segment
 from quire.text.stopwords import STOPWORDS
 from quire.text.tokenize import Tokenizer
@@ -71,7 +71,6 @@ _NOUN_CAPITALS = frozenset({"de", "lb"})
 _GROUP = re.compile(r"[ \t]*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+")
 _CITED_END = re.compile(r"\]\s*[.!?][\"'”’)]*\s+")
 _MARK = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[^\W_]+")
 _NAME = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*")
 # What opens a sentence or a quotation: the word after it is capitalised for that reason.
@@ -257,7 +256,7 @@ class _Claim:
         return cls(
             text,
             _stems(" ".join(lexical.terms(text))),
-            _numbers(text) | spelled(words & COUNT_WORDS),
+            figures(text) | spelled(words & COUNT_WORDS),
             _names(text) if names_apply else set(),
         )
 
@@ -270,7 +269,7 @@ def _prepare(source: SourceText) -> _Source:
     both = f"{source.label}\n{source.text}"
     sentences = [s for _, s in split_sentences(source.text)][:MAX_SOURCE_SENTENCES]
     words = {w.lower() for w in _WORD.findall(both)}
-    return _Source(_stems(both), words, _numbers(both) | spelled(words), sentences)
+    return _Source(_stems(both), words, figures(both) | spelled(words), sentences)
 
 
 def _judge(
@@ -354,18 +353,6 @@ def _stems(text: str) -> set[str]:
     words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
     joined = " ".join(words)
     return {s for s in _tokenizer().stems(segment(joined) or joined) if s not in STOPWORDS}
-
-
-def _numbers(text: str) -> set[str]:
-    """The numbers written in digits, normalised: "1,200" and "1200" are one, "3,5" is 3.5."""
-    out = set()
-    for raw in _NUMBER.findall(text):
-        if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", raw):
-            raw = raw.replace(",", "")
-        elif "," in raw and "." not in raw:
-            raw = raw.replace(",", ".")
-        out.add(raw.lstrip("0") or "0")
-    return out
 
 
 def _names(text: str) -> set[str]:

@@ -1,6 +1,6 @@
-"""Numbers as people write them in words, for comparing with numbers in figures: an answer
-that writes "14" is held by a source that says "fourteen", and "How many nests?" is answered
-by "I opened fourteen nests"."""
+"""Numbers as people write them, in figures and in words, for comparing one text's numbers
+with another's: an answer that writes "14" is held by a source that says "fourteen", "1,200"
+is 1200, and "How many nests?" is answered by "I opened fourteen nests"."""
 
 from __future__ import annotations
 
@@ -19,6 +19,24 @@ NUMBER_WORDS = dict(
 #: no count: "one of the rows", "a second look").
 COUNT_WORDS = frozenset(NUMBER_WORDS) - {"zero", "one", "once", "first", "second"}
 _WORD = re.compile(r"[^\W\d_]+")
+# A number standing alone (not the 0 of PUSH0 or the 32 of ILP32E): decimal, with thousands
+# or decimal separators, a time (8:35), or hexadecimal.
+_FIGURE = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+|\d[\d,.:]*\d|\d)(?![\w])")
+_LEADING_ZEROS = re.compile(r"^0+(?=\d)")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def figures(text: str) -> set[str]:
+    """The numbers ``text`` writes in figures, normalised: "1,200" and "1200" are one, "3,5"
+    is 3.5, "007" is 7."""
+    out = set()
+    for raw in _FIGURE.findall(text):
+        if _THOUSANDS.fullmatch(raw):
+            raw = raw.replace(",", "")
+        elif "," in raw and "." not in raw:
+            raw = raw.replace(",", ".")
+        out.add(_LEADING_ZEROS.sub("", raw))
+    return out
 
 
 def spelled(words: Iterable[str]) -> set[str]:
