@@ -202,6 +202,8 @@ def test_heuristic_plan_and_llm_plan_validation() -> None:
         ("state-of-the-art methods", []),
         # A run of 8,000 letters is no keyword, and is skipped (it took seconds to scan).
         ("x" * 8000 + " and PUSH0", ["PUSH0"]),
+        # A number with thousands separators, as written and without them (not its "000").
+        ("Which row has an income of $5,000?", ["5,000", "5000"]),
     ],
 )
 def test_identifiers_with_punctuation_are_hard_keywords_whole(

@@ -27,6 +27,7 @@ _CODEISH = re.compile(
     | \b[A-Z]{2,}[-_]?\d+\w*\b       # ERR-4042, CVE2021
     | \b\w*\d\w*[-/.:]\w+\b          # 1.2.3, 10.1038/xyz, 12:30
     | \b[A-Z]{2,}\b                  # ACRONYM
+    | \b\d{1,3}(?:,\d{3})+\b         # 5,000 (a number, not its "000")
     | \b\d{2,}\b                     # numbers
     """
 )
@@ -41,6 +42,7 @@ _PUNCTUATED = r"""
       (?:-[A-Z0-9][A-Za-z0-9]*)+                          #   parts with a capital or a digit
 """
 _PUNCTUATED_RE = re.compile("(?x)" + _PUNCTUATED)
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 #: Any identifier: those, and tokens with a digit, an underscore or inner capitals
 #: (``DT_RISCV_VARIANT_CC``, ``PUSH0``, ``v2.3.1``).
 _IDENTIFIER = re.compile(
@@ -124,6 +126,9 @@ def heuristic_plan(query: str) -> Plan:
         for m in _CODEISH.finditer(scan)
         if not any(a <= m.start() and m.end() <= b for _, (a, b) in spans)
     ]
+    # A number with thousands separators is found as written and without them ("$5,000" in a
+    # question, 5000 in a spreadsheet's cell).
+    keywords += [k.replace(",", "") for k in keywords if _THOUSANDS.fullmatch(k)]
     # A long run of a script without spaces (a phrase copied from a Japanese page) is matched
     # as a substring too: the exact leg finds it where the bigrams are scattered.
     keywords += [run for run in unspaced_runs(query) if len(run) >= LONG_RUN][:3]
