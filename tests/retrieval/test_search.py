@@ -197,6 +197,7 @@ def test_heuristic_plan_and_llm_plan_validation() -> None:
         ("section 1201(a)(2) of the DMCA", ["1201(a)(2)", "DMCA"]),
         ("Which spec is MIL-G-7711?", ["MIL-G-7711"]),
         ("What does RFC 9110 define?", ["RFC 9110"]),
+        ("What total is due on invoice FV 1/2021?", ["FV 1/2021"]),
         ("What changed in v2.3.1?", ["v2.3.1"]),
         ("How did EIP-3529 change refunds and PUSH0?", ["EIP-3529", "PUSH0"]),
         ("state-of-the-art methods", []),

@@ -296,3 +296,13 @@ def test_an_acronym_matches_the_words_it_stands_for() -> None:
     assert chosen[0].text.startswith("Each CSR"), chosen
     by_hit = {u.hit_index: u.lexical for u in extractive.score_sentences(question, hits)[::-1]}
     assert by_hit[1] == 1.0 > by_hit[0]  # "control" and "status" are matched by CSR
+
+
+def test_the_numbers_of_an_identifier_are_not_looked_for_on_their_own() -> None:
+    """The 2021 of invoice "FV 1/2021" is no year to look for: a date of 2021 does not hold
+    the question's identifier."""
+    date = _hit("Payment due: 2021-05-03", 1)
+    total = _hit("Invoice FV 1/2021 total: 148,83 PLN", 2, page=2)
+    ranked = extractive.score_sentences("What total is due on invoice FV 1/2021?", [date, total])
+    by_hit = {u.hit_index: u.identifier for u in ranked}
+    assert by_hit == {0: 0.0, 1: 1.0}

@@ -37,7 +37,7 @@ _CODEISH = re.compile(
 _PUNCTUATED = r"""
     §+\s*(\d+[\w.]*(?:\([\w]{1,4}\))*)                 # § 1201(b) -> 1201(b)
     | \b\d+[A-Za-z]?(?:\([\w]{1,4}\))+                  # 1201(a)(2)
-    | \b[A-Z]{2,}[ ]\d+(?:\.\d+)*\b                      # RFC 9110, ISO 8601
+    | \b[A-Z]{2,}[ ]\d+(?:[./]\d+)*\b                    # RFC 9110, ISO 8601, FV 1/2021
     | \b(?=[\w-]*\d)[A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*       # MIL-G-7711, EIP-3529, x86-64:
       (?:-[A-Z0-9][A-Za-z0-9]*)+                          #   parts with a capital or a digit
 """

@@ -249,7 +249,12 @@ def score_sentences(
     else:
         lex = np.zeros(len(pool), dtype=np.float32)
     support = _neighbour_support(pool, lex)
-    wanted = [i.lower() for i in identifiers(question)] + sorted(asks.numbers)
+    names = [i.lower() for i in identifiers(question)]
+    # A number of the question counts on its own unless it is part of an identifier: the
+    # 2021 of invoice "FV 1/2021" is not a year to look for.
+    wanted = names + [
+        n for n in sorted(asks.numbers) if not any(_holds_number(i, n) for i in names)
+    ]
     ident = np.array(
         [_identifiers(wanted, s.text, h) for s, h in zip(pool, headings, strict=True)],
         dtype=np.float32,
@@ -292,6 +297,10 @@ def score_sentences(
             s.score *= REFERENCE_LIST
     pool.sort(key=lambda s: -s.score)
     return pool
+
+
+def _holds_number(identifier: str, number: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d]|\.\d)", identifier) is not None
 
 
 def _identifiers(wanted: list[str], text: str, heading: str) -> float:
