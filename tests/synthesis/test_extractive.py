@@ -306,3 +306,9 @@ def test_the_numbers_of_an_identifier_are_not_looked_for_on_their_own() -> None:
     ranked = extractive.score_sentences("What total is due on invoice FV 1/2021?", [date, total])
     by_hit = {u.hit_index: u.identifier for u in ranked}
     assert by_hit == {0: 0.0, 1: 1.0}
+
+
+def test_a_measure_with_a_word_before_it_asks_for_a_number() -> None:
+    assert Asks.of("What similarity threshold did they use to group articles?").kind == "number"
+    assert Asks.of("What monthly fee applies to a second child?").kind == "number"
+    assert Asks.of("What kind of model is it?").kind == "other"

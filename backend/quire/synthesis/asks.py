@@ -33,6 +33,9 @@ _ASKS_NUMBER = re.compile(
     r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code|slope|"
     r"block number|weight|speed|capacity|count|age)|"
     r"(which|what) ([\w-]+ )?(value|number|byte|opcode|code|block number)s?|at what|"
+    # "what similarity threshold", "what monthly fee": a measure with a word before it
+    r"what [\w-]+ (percentage|share|size|length|rate|threshold|amount|total|fraction|limit|"
+    r"ratio|proportion|price|cost|fee|slope|weight|speed|capacity|count|age)|"
     r"up to what|by how|"
     r"to what (value|level))\b"
     r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
