@@ -100,9 +100,9 @@ def test_a_password_protected_document_says_so(tmp_path: Path) -> None:
         detect_kind(encrypted)
 
 
-def test_a_legacy_office_file_is_still_named_not_called_encrypted(tmp_path: Path) -> None:
+def test_an_ole_file_of_no_office_kind_is_named_not_called_encrypted(tmp_path: Path) -> None:
     ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(4088)
-    with pytest.raises(UnsupportedFileType, match="legacy Microsoft Office"):
+    with pytest.raises(UnsupportedFileType, match="OLE2 compound file"):
         detect_kind(write(tmp_path, "old.doc", ole))
 
 
