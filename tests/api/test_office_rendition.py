@@ -172,3 +172,16 @@ def test_without_libreoffice(legacy: dict[str, Path], tmp_path: Path) -> None:
         assert "apt install" in new["metadata"]["rendition_note"]
         r = client.get(f"/api/documents/{new['id']}/rendition")
         assert r.status_code == 404 and "no renderer is installed" in r.text
+
+
+def test_health_says_which_formats_are_read_and_why(tmp_path: Path) -> None:
+    for soffice, enabled in (("soffice", True), ("", False)):
+        settings = Settings(
+            data_dir=tmp_path / soffice / "data", llm_backends="none", soffice=soffice
+        )
+        with TestClient(make_app(settings)) as client:
+            formats = {f["formats"]: f for f in client.get("/api/health").json()["formats"]}
+        legacy = formats["legacy .doc, .ppt, .xls and .rtf"]
+        assert legacy["enabled"] is enabled
+        assert ("LibreOffice 7" if enabled else "QUIRE_SOFFICE is empty") in legacy["why"]
+        assert formats["scanned PDF pages (OCR)"]["why"].startswith("tesseract found")
