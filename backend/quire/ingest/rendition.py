@@ -2,11 +2,12 @@
 (its *rendition*, kept beside the original as ``<sha256>.rendition.pdf``), and each page or
 section of the text matched to the rendition page that holds it.
 
-Slides are the rendition's pages one for one (when the counts agree). A Word page (as Word laid
-it out) or a section is found on the rendition by its paragraphs' words (``pdftotext``), so that
-the source view shows the page that holds it; a document read by section is then also cited
-with LibreOffice's pages ("pp. 4–5 as LibreOffice paginates it"). A conversion that fails or
-times out leaves the document read as text, with the reason in its metadata.
+Slides are the rendition's pages one for one (hidden slides are exported too). A Word page
+(as Word laid it out) or a section is found on the rendition by its paragraphs' words
+(``pdftotext``), so that the source view shows the page that holds it; a document read by
+section is then also cited with LibreOffice's pages ("pp. 4–5 as LibreOffice paginates it"). A
+conversion that fails or times out leaves the document read as text, with the reason in its
+metadata.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from quire.config import Settings
 from quire.errors import QuireError
 from quire.formats.detect import legacy_format
-from quire.formats.office.convert import INSTALL_HINT, convert, soffice
+from quire.formats.office.convert import INSTALL_HINT, SLIDES_TO_PDF, convert, soffice
 from quire.formats.types import Extracted
 from quire.storage.documents import rendition_path
 
@@ -56,8 +57,15 @@ def render(settings: Settings, source: Path, sha256: str, kind: str, timeout_s: 
     suffix = f".{legacy_format(source) or kind}"
     try:
         with tempfile.TemporaryDirectory(prefix="quire-render-") as tmp:
+            export = SLIDES_TO_PDF if kind in SLIDE_KINDS else ""
             made = convert(
-                source, "pdf", Path(tmp), command=command, timeout_s=timeout_s, suffix=suffix
+                source,
+                "pdf",
+                Path(tmp),
+                command=command,
+                timeout_s=timeout_s,
+                suffix=suffix,
+                export=export,
             )
             target.parent.mkdir(parents=True, exist_ok=True)
             part = target.with_suffix(".pdf.part")

@@ -30,6 +30,8 @@ PACKAGES = {
     "ppt": "libreoffice-impress-nogui",
     "xls": "libreoffice-calc-nogui",
 }
+#: Slides to PDF with the hidden ones too, so that page N of the rendition is slide N.
+SLIDES_TO_PDF = 'impress_pdf_Export:{"ExportHiddenSlides":{"type":"boolean","value":"true"}}'
 INSTALL_HINT = (
     "apt install libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui"
 )
@@ -63,11 +65,19 @@ def version(command: str) -> str | None:
 
 
 def convert(
-    src: Path, target: str, out_dir: Path, *, command: str, timeout_s: float, suffix: str = ""
+    src: Path,
+    target: str,
+    out_dir: Path,
+    *,
+    command: str,
+    timeout_s: float,
+    suffix: str = "",
+    export: str = "",
 ) -> Path:
     """Convert ``src`` to ``target`` (``pdf``, ``docx``…) in ``out_dir``; the converted file.
 
-    ``suffix``: the extension the input is shown to LibreOffice under (its own by default).
+    ``suffix``: the extension the input is shown to LibreOffice under (its own by default);
+    ``export``: the export filter and its options, ``impress_pdf_Export:{…}``.
 
     ResourceLimit when it takes longer than ``timeout_s``; CorruptFile when LibreOffice gives
     no file (it cannot read the input)."""
@@ -84,7 +94,7 @@ def convert(
             "--norestore",
             "--nolockcheck",
             "--convert-to",
-            target,
+            f"{target}:{export}" if export else target,
             "--outdir",
             str(Path(work, "out")),
             str(plain),
