@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
+from quire.errors import CorruptFile
 from quire.formats.office.convert import convert
 from quire.ingest.rendition import page_texts
 from tests.api.library import load_library
@@ -150,13 +151,17 @@ def test_a_failed_conversion_leaves_the_text_readable(tmp_path: Path) -> None:
         assert hits
 
 
+def test_libreoffice_is_held_to_the_memory_limit(tmp_path: Path) -> None:
+    with pytest.raises(CorruptFile, match="could not convert"):
+        convert(DOCX, "pdf", tmp_path, command="soffice", timeout_s=60, memory_mb=64)
+
+
 def test_a_corrupt_file_libreoffice_cannot_convert(tmp_path: Path) -> None:
     broken = tmp_path / "broken.doc"
     data = bytearray(Path(DOCX).read_bytes())
     broken.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + bytes(data[:4096]))
-    with pytest.raises(Exception) as info:
+    with pytest.raises(CorruptFile, match="could not convert"):
         convert(broken, "docx", tmp_path / "out", command="soffice", timeout_s=120)
-    assert "could not convert" in str(info.value)
 
 
 def test_without_libreoffice(legacy: dict[str, Path], tmp_path: Path) -> None:

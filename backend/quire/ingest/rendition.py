@@ -64,6 +64,7 @@ def render(settings: Settings, source: Path, sha256: str, kind: str, timeout_s: 
                 Path(tmp),
                 command=command,
                 timeout_s=timeout_s,
+                memory_mb=settings.job_memory_mb,
                 suffix=suffix,
                 export=export,
             )

@@ -73,11 +73,13 @@ def convert(
     timeout_s: float,
     suffix: str = "",
     export: str = "",
+    memory_mb: int | None = None,
 ) -> Path:
     """Convert ``src`` to ``target`` (``pdf``, ``docx``…) in ``out_dir``; the converted file.
 
     ``suffix``: the extension the input is shown to LibreOffice under (its own by default);
-    ``export``: the export filter and its options, ``impress_pdf_Export:{…}``.
+    ``export``: the export filter and its options, ``impress_pdf_Export:{…}``; ``memory_mb``: an
+    address-space limit for LibreOffice (``prlimit``), as extraction has (QUIRE_JOB_MEMORY_MB).
 
     ResourceLimit when it takes longer than ``timeout_s``; CorruptFile when LibreOffice gives
     no file (it cannot read the input)."""
@@ -87,7 +89,9 @@ def convert(
         suffix = "".join(c for c in suffix or src.suffix if c.isalnum() or c == ".")[:8]
         plain = Path(work) / f"input{suffix}"
         os.symlink(src.resolve(), plain)
+        limit = shutil.which("prlimit") if memory_mb else None
         args = [
+            *([limit, f"--as={memory_mb << 20}", "--"] if limit and memory_mb else []),
             command,
             f"-env:UserInstallation={Path(work, 'profile').as_uri()}",
             "--headless",
@@ -139,4 +143,12 @@ def convert_legacy(src: Path, legacy: str, out_dir: Path, settings: Settings) ->
     log.info("converting %s (%s) with LibreOffice", src.name, legacy)
     target = LEGACY_TARGET[legacy]
     timeout = settings.convert_timeout_s
-    return convert(src, target, out_dir, command=command, timeout_s=timeout, suffix=f".{legacy}")
+    return convert(
+        src,
+        target,
+        out_dir,
+        command=command,
+        timeout_s=timeout,
+        suffix=f".{legacy}",
+        memory_mb=settings.job_memory_mb,
+    )
