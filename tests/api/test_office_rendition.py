@@ -132,6 +132,8 @@ def test_legacy_files_are_read_and_cited(legacy: dict[str, Path], tmp_path: Path
         hits = client.post("/api/search", json={"query": "less than 750 square feet"}).json()
         cited = {h["filename"] for h in hits["hits"] if "750 square feet" in h["text"]}
         assert {legacy["doc"].name, legacy["rtf"].name} <= cited
+        original = client.get(f"/api/documents/{docs[legacy['doc'].name]['id']}/file")
+        assert original.headers["content-type"] == "application/msword"
         deck = docs[legacy["ppt"].name]
         assert deck["page_count"] == docs_by_name(client)[legacy["ppt"].name]["page_count"] > 1
         assert client.get(f"/api/documents/{deck['id']}/rendition").status_code == 200
