@@ -16,7 +16,9 @@ from fastapi.testclient import TestClient
 from quire.config import Settings
 from quire.errors import CorruptFile
 from quire.formats.office.convert import convert
-from quire.ingest.rendition import page_texts
+from quire.formats.types import Extracted
+from quire.ingest.rendition import Rendition, apply, page_texts
+from quire.storage.records import Page
 from tests.api.library import load_library
 from tests.conftest import DOCS
 from tests.runtime import make_app
@@ -192,3 +194,12 @@ def test_health_says_which_formats_are_read_and_why(tmp_path: Path) -> None:
         assert legacy["enabled"] is enabled
         assert ("LibreOffice 7" if enabled else "QUIRE_SOFFICE is empty") in legacy["why"]
         assert formats["scanned PDF pages (OCR)"]["why"].startswith("tesseract found")
+
+
+def test_an_unreadable_rendition_leaves_a_note_not_a_failure(tmp_path: Path) -> None:
+    broken = tmp_path / "x.rendition.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+    extracted = Extracted("docx", None, None, [Page(1, "Some text.")])
+    apply(extracted, Rendition(broken))
+    assert "could not be read" in extracted.metadata["rendition_note"]
+    assert "rendition" not in extracted.metadata

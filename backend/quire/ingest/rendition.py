@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import logging
 import re
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, replace
@@ -26,7 +27,7 @@ from quire.errors import QuireError
 from quire.formats.detect import legacy_format
 from quire.formats.office.convert import INSTALL_HINT, SLIDES_TO_PDF, convert, soffice
 from quire.formats.types import Extracted
-from quire.storage.documents import rendition_path
+from quire.storage.documents import part_path, rendition_path
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,8 @@ def render(settings: Settings, source: Path, sha256: str, kind: str, timeout_s: 
                 export=export,
             )
             target.parent.mkdir(parents=True, exist_ok=True)
-            part = target.with_suffix(".pdf.part")
-            part.write_bytes(made.read_bytes())
+            part = part_path(target)  # two workers rendering the same bytes never share it
+            shutil.move(made, part)
             part.replace(target)
     except QuireError as exc:
         log.warning("no rendition of %s: %s", source.name, exc.message)
@@ -125,7 +126,12 @@ def apply(extracted: Extracted, rendition: Rendition) -> None:
         if rendition.note:
             meta["rendition_note"] = rendition.note
         return
-    texts = page_texts(rendition.path)
+    try:
+        texts = page_texts(rendition.path)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("the rendition %s could not be read: %s", rendition.path.name, exc)
+        meta["rendition_note"] = f"the rendered view could not be read ({type(exc).__name__})"
+        return
     slides = extracted.kind in SLIDE_KINDS
     by_section = meta.get("pagination") == "sections"
     info: dict[str, Any] = {"pages": len(texts), "bytes": rendition.path.stat().st_size}
