@@ -11,6 +11,12 @@ done
 for lang in jpn jpn-vert chi-sim chi-sim-vert chi-tra chi-tra-vert kor ara; do
     have "tesseract-ocr-$lang" || need+=("tesseract-ocr-$lang")
 done
+# LibreOffice without its GUI: renders Word, OpenDocument and slide files as PDF for the source
+# view and converts legacy .doc/.rtf, .ppt and .xls (formats/office/convert.py); optional for
+# Quire, installed here so that the tests exercise it.
+for pkg in libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui; do
+    have "$pkg" || need+=("$pkg")
+done
 # A TrueType font with CJK glyphs for the tests that draw Japanese PDFs (tests/ingest/*_cjk.py).
 have fonts-droid-fallback || need+=(fonts-droid-fallback)
 # docker-compose (v1, works without an engine) validates docker-compose.yml in the tests.

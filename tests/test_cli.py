@@ -70,8 +70,11 @@ def test_doctor_checks_the_real_tools(tmp_path: Path) -> None:
     assert "FAIL" not in r.stdout
     row = next(line for line in r.stdout.splitlines() if "frequent terms" in line)
     assert "ok" in row and "not needed yet" in row  # an empty library
-    broken = quire(tmp_path / "data", "doctor", QUIRE_OCR_LANG="xyz")
+    row = next(line for line in r.stdout.splitlines() if "formats" in line)
+    assert "ok" in row and "LibreOffice 7" in row
+    broken = quire(tmp_path / "data", "doctor", QUIRE_OCR_LANG="xyz", QUIRE_SOFFICE="")
     assert broken.returncode == 1 and "xyz" in broken.stdout
+    assert "legacy" in broken.stdout and "QUIRE_SOFFICE" in broken.stdout
 
 
 def test_ingest_wait_follows_files_that_share_a_name(tmp_path: Path) -> None:

@@ -91,6 +91,14 @@ class Settings(BaseSettings):
     max_unpacked_mb: int = Field(
         default=500, ge=1, description="Largest unpacked size of an EPUB (zip bombs), in MB."
     )
+    soffice: str = Field(
+        default="soffice",
+        description="LibreOffice's command, found on PATH: it renders Word and slide files as "
+        "PDF for the source view and reads .doc, .ppt, .xls and .rtf; empty: never run it.",
+    )
+    convert_timeout_s: float = Field(
+        default=180, gt=0, description="Time limit of one LibreOffice conversion, in seconds."
+    )
     worker_poll_s: float = Field(default=0.5, gt=0, description="Worker idle poll interval.")
     worker_nice: int = Field(
         default=10,

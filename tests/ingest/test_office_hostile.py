@@ -100,10 +100,34 @@ def test_a_password_protected_document_says_so(tmp_path: Path) -> None:
         detect_kind(encrypted)
 
 
-def test_a_legacy_office_file_is_still_named_not_called_encrypted(tmp_path: Path) -> None:
+def test_an_ole_file_of_no_office_kind_is_named_not_called_encrypted(tmp_path: Path) -> None:
     ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(4088)
-    with pytest.raises(UnsupportedFileType, match="legacy Microsoft Office"):
+    with pytest.raises(UnsupportedFileType, match="OLE2 compound file"):
         detect_kind(write(tmp_path, "old.doc", ole))
+
+
+@pytest.mark.parametrize(
+    ("stream", "kind"),
+    [("WordDocument", "docx"), ("PowerPoint Document", "pptx"), ("Workbook", "xlsx")],
+)
+def test_a_legacy_office_file_is_known_by_its_main_stream(
+    tmp_path: Path, stream: str, kind: str
+) -> None:
+    # A directory entry's name (UTF-16) at an entry boundary, as in a real compound file.
+    ole = bytearray(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(4088))
+    name = stream.encode("utf-16-le")
+    ole[1024 : 1024 + len(name)] = name
+    assert detect_kind(write(tmp_path, "old.bin", bytes(ole))) == kind
+    assert detect_kind(write(tmp_path, "old.rtf", b"{\\rtf1\\ansi Hello}")) == "docx"
+
+
+def test_without_libreoffice_a_legacy_file_names_the_package(tmp_path: Path) -> None:
+    ole = bytearray(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(4088))
+    name = "Workbook".encode("utf-16-le")
+    ole[512 : 512 + len(name)] = name
+    path = write(tmp_path, "old.xls", bytes(ole))
+    with pytest.raises(UnsupportedFileType, match="apt install libreoffice-calc-nogui"):
+        extract_file(path, Settings(data_dir=tmp_path / "data", soffice=""))
 
 
 def test_a_macro_enabled_document_is_read_and_its_macros_left_alone(tmp_path: Path) -> None:

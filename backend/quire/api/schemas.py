@@ -164,6 +164,12 @@ class RerankerStatus(BaseModel):
     error: str | None = None
 
 
+class FormatOut(BaseModel):
+    formats: str = Field(description="A group of formats, e.g. legacy .doc, .ppt, .xls and .rtf.")
+    enabled: bool
+    why: str = Field(description="The tool found, or what to install to read them.")
+
+
 class HealthOut(BaseModel):
     status: Literal["ok"]
     version: str
@@ -174,6 +180,7 @@ class HealthOut(BaseModel):
     vectors: VectorStatus
     embedder: EmbedderStatus | None = None
     reranker: RerankerStatus | None = None
+    formats: list[FormatOut] = Field(default_factory=list)
 
 
 class LanguagesEmbedder(BaseModel):

@@ -1,4 +1,5 @@
-"""``quire doctor``: check tesseract, poppler, SQLite + sqlite-vec, the models (the reranker:
+"""``quire doctor``: check tesseract, poppler, the formats read here (LibreOffice renders Office
+files and reads legacy ones), SQLite + sqlite-vec, the models (the reranker:
 installed or the command that pulls it), Ollama, the LLM, the data directory, whether the
 embedder covers the languages the library holds, and whether the frequent terms' postings are
 read (storage/term_postings.py); required checks fail the command, optional ones only warn."""
@@ -19,6 +20,7 @@ from quire.cli.common import console
 from quire.cli.common import settings as load_settings
 from quire.embed import embedder_name, make_embedder
 from quire.embed.languages import coverage, library_languages
+from quire.formats.enabled import format_status
 from quire.llm.router import make_router
 from quire.models.hub import SOURCE_TEXT, inspect, model_spec
 from quire.models.pull import check as check_model
@@ -125,6 +127,12 @@ def doctor() -> None:
             raise RuntimeError(detail + " (until then their BM25 comes from FTS5: slower)")
         return detail
 
+    def formats() -> str:
+        off = [f"{f.formats}: {f.why}" for f in format_status(settings) if not f.enabled]
+        if off:
+            raise RuntimeError("not read here — " + "; ".join(off))
+        return "every format is read; " + format_status(settings)[-1].why
+
     def data_dir() -> str:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         probe = settings.data_dir / ".doctor"
@@ -144,6 +152,7 @@ def doctor() -> None:
         ("reranker (optional)", reranker),
         ("ollama (optional)", ollama),
         ("chat LLM (optional)", llm),
+        ("formats", formats),
         ("languages", languages),
         ("frequent terms", frequent_terms),
     ]

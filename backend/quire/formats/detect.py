@@ -2,7 +2,9 @@
 
 Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), a
 password-protected Office file (an OLE2 compound file holding an ``EncryptedPackage``
-stream: refused as such), known binary signatures (rejected by name), zip containers (EPUB if
+stream: refused as such), a legacy Word, PowerPoint or Excel file (an OLE2 file whose main
+stream names it) or RTF, each the kind LibreOffice converts it to (docx, pptx, xlsx), known binary
+signatures (rejected by name), zip containers (EPUB if
 it has the EPUB ``mimetype`` entry or ``META-INF/container.xml``; Word, PowerPoint or Excel
 by the main part ``[Content_Types].xml`` declares, macro-enabled and templates included;
 OpenDocument text, presentation or spreadsheet by its ``mimetype``; a ChatGPT or Claude data
@@ -47,7 +49,7 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"II*\x00", "a TIFF image"),
     (b"MM\x00*", "a TIFF image"),
     (b"BM", "a BMP image"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Microsoft Office document (doc/xls/ppt)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE2 compound file that is not an Office document"),
     (b"\x1f\x8b", "a gzip archive"),
     (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
     (b"Rar!\x1a\x07", "a RAR archive"),
@@ -59,7 +61,6 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"OggS", "an Ogg media file"),
     (b"fLaC", "a FLAC audio file"),
     (b"SQLite format 3\x00", "an SQLite database"),
-    (b"{\\rtf", "an RTF document"),
     (b"AT&TFORM", "a DjVu document"),
     (b"%!PS", "a PostScript file"),
 )
@@ -67,6 +68,16 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 #: The stream an encrypted Office file keeps its package in, as an OLE directory entry names it.
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+#: The main stream of each legacy Office format, as its OLE directory entry names it.
+_LEGACY_STREAMS = (
+    ("WordDocument".encode("utf-16-le"), "doc"),
+    ("PowerPoint Document".encode("utf-16-le"), "ppt"),
+    ("Workbook".encode("utf-16-le"), "xls"),
+    ("Book".encode("utf-16-le") + b"\x00\x00", "xls"),  # Excel 5/95
+)
+_RTF_MAGIC = b"{\\rtf"
+#: The kind a legacy format is read as, once LibreOffice has converted it (office/convert.py).
+LEGACY_KINDS: dict[str, Kind] = {"doc": "docx", "rtf": "docx", "ppt": "pptx", "xls": "xlsx"}
 _OLE_ENTRY = 128  # directory entries are 128 bytes, aligned so in the file
 MAX_CONTENT_TYPES = 1 << 20
 #: The main part's content type, ``[Content_Types].xml``, -> kind (documents, macro-enabled
@@ -175,22 +186,42 @@ def chat_export_kind(sample: str) -> Kind | None:
     return None
 
 
-def _encrypted_office(path: Path) -> bool:
-    """Whether an OLE2 compound file holds an ``EncryptedPackage`` stream (a password-protected
-    docx/xlsx/pptx); the file is scanned in blocks for the directory entry's name."""
+def _ole_entry(path: Path, name: bytes) -> bool:
+    """Whether an OLE2 compound file has a directory entry called ``name`` (UTF-16); the file is
+    scanned in blocks for it, at an entry's start."""
     with path.open("rb") as fh:
         offset, tail = 0, b""
         while block := fh.read(1 << 20):
             data = tail + block
             start = offset - len(tail)
-            at = data.find(_ENCRYPTED_PACKAGE)
+            at = data.find(name)
             while at != -1:
                 if (start + at) % _OLE_ENTRY == 0:
                     return True
-                at = data.find(_ENCRYPTED_PACKAGE, at + 1)
-            tail = data[-len(_ENCRYPTED_PACKAGE) :]
+                at = data.find(name, at + 1)
+            tail = data[-len(name) :]
             offset += len(block)
     return False
+
+
+def _encrypted_office(path: Path) -> bool:
+    """Whether an OLE2 compound file holds an ``EncryptedPackage`` stream (a password-protected
+    docx/xlsx/pptx)."""
+    return _ole_entry(path, _ENCRYPTED_PACKAGE)
+
+
+def legacy_format(path: Path) -> str | None:
+    """``doc``, ``ppt``, ``xls`` or ``rtf`` for a legacy Office file (by its bytes), else None."""
+    with path.open("rb") as fh:
+        head = fh.read(len(_OLE_MAGIC))
+    if head.startswith(_RTF_MAGIC):
+        return "rtf"
+    if head != _OLE_MAGIC:
+        return None
+    for name, legacy in _LEGACY_STREAMS:
+        if _ole_entry(path, name):
+            return legacy
+    return None
 
 
 def _office_kind(zf: zipfile.ZipFile, names: set[str], mimetype: bytes) -> Kind | None:
@@ -314,13 +345,13 @@ def detect_kind(path: Path) -> Kind:
             "This Office document is password-protected (encrypted); remove the password "
             "(File → Info → Protect Document) and add it again."
         )
+    if legacy := legacy_format(path):
+        return LEGACY_KINDS[legacy]  # converted by LibreOffice when read (formats/extract.py)
     for magic, what in _SIGNATURES:
         # A printable signature ("BM", "MZ", "ID3") could start an ordinary sentence: it only
-        # counts when the bytes after it are binary. RTF and PostScript are text formats.
+        # counts when the bytes after it are binary. PostScript is a text format.
         textual = magic.isascii() and all(0x20 <= b < 0x7F for b in magic)
-        if head.startswith(magic) and (
-            not textual or magic in (b"{\\rtf", b"%!PS") or _looks_binary(head)
-        ):
+        if head.startswith(magic) and (not textual or magic == b"%!PS" or _looks_binary(head)):
             raise UnsupportedFileType(f"Unsupported file type: {what}")
     text = _sample_text(path)
     if not text.strip():

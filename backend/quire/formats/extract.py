@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from quire.config import Settings
 from quire.formats.bibliographic import read_bibliographic
 from quire.formats.chat_export import extract_conversation
-from quire.formats.detect import decode_text, detect_kind
+from quire.formats.detect import decode_text, detect_kind, legacy_format
 from quire.formats.epub import extract_epub
 from quire.formats.markdown import first_line_title, parse_markdown, parse_text
+from quire.formats.office.convert import convert_legacy
 from quire.formats.office.odf import extract_odp, extract_odt
 from quire.formats.office.sheets import extract_ods, extract_xlsx
 from quire.formats.office.slides import extract_pptx
@@ -95,7 +97,7 @@ def extract_file(
     elif kind in OFFICE_READERS:
         # Born digital, read block by block and cleaned there: the page cuts, heading offsets
         # and labels the readers set stay as they are.
-        extracted = OFFICE_READERS[kind](path, max_unpacked_bytes=settings.max_unpacked_mb << 20)
+        extracted = _read_office(path, kind, settings)
         progress("extract", 1.0)
         return extracted
     elif kind in ("chatgpt", "claude"):
@@ -111,6 +113,19 @@ def extract_file(
             extracted = parse_text(text)
         progress("extract", 1.0)
     return _finish(path, kind, extracted)
+
+
+def _read_office(path: Path, kind: Kind, settings: Settings) -> Extracted:
+    """An Office file through its reader; a legacy one (doc, ppt, xls, rtf) converted first."""
+    limit = settings.max_unpacked_mb << 20
+    legacy = legacy_format(path)
+    if legacy is None:
+        return OFFICE_READERS[kind](path, max_unpacked_bytes=limit)
+    with tempfile.TemporaryDirectory(prefix="quire-legacy-") as tmp:
+        converted = convert_legacy(path, legacy, Path(tmp), settings)
+        extracted = OFFICE_READERS[kind](converted, max_unpacked_bytes=limit)
+    extracted.metadata["converted_from"] = legacy
+    return extracted
 
 
 def _finish(path: Path, kind: Kind, extracted: Extracted) -> Extracted:

@@ -18,6 +18,7 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.errors import NotFound, ResourceLimit
 from quire.formats.types import Extracted
+from quire.ingest import rendition
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.isolate import extract_isolated
 from quire.storage import chunks, jobs, vectors
@@ -118,8 +119,9 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
             searchable_pages=len(text_layer.pages) - len(text_layer.metadata["ocr_pending"]),
         )
 
+    source = original(ctx.settings.files_dir, row.stored_path, row.sha256, row.kind)
     extracted = extract_isolated(
-        original(ctx.settings.files_dir, row.stored_path, row.sha256, row.kind),
+        source,
         ctx.settings,
         timeout_s=max(1.0, ctx.deadline - time.monotonic()),
         on_progress=on_progress,
@@ -130,6 +132,12 @@ def run_ingest(ctx: JobContext) -> dict[str, Any]:
     timings["extract"] = round(ocr_start - t0 - timings.get("chunk", 0.0), 3)
     timings["ocr"] = round(t1 - ocr_start, 3)
     ocr_pages = sum(1 for p in extracted.pages if p.source == "ocr")
+    if extracted.kind in rendition.RENDERED_KINDS:
+        # Converted once (kept by content); bounded by its own limit and the job's.
+        limit = min(ctx.settings.convert_timeout_s, max(1.0, ctx.deadline - time.monotonic()))
+        made = rendition.render(ctx.settings, source, row.sha256, extracted.kind, limit)
+        rendition.apply(extracted, made)
+        timings["render"] = round(time.monotonic() - t1, 3)
     ctx.detail.update(pages=len(extracted.pages), ocr_pages=ocr_pages)
 
     t0 = time.monotonic()

@@ -52,6 +52,11 @@ def stored_path(files_dir: Path, sha256: str, kind: str) -> Path:
     return files_dir / sha256[:2] / f"{sha256}{EXTENSIONS.get(kind, '')}"
 
 
+def rendition_path(files_dir: Path, sha256: str) -> Path:
+    """Where the PDF rendition of an Office original is kept (ingest/rendition.py)."""
+    return files_dir / sha256[:2] / f"{sha256}.rendition.pdf"
+
+
 def part_path(target: Path) -> Path:
     """A temporary name beside ``target`` to write it under before one rename: its own per
     call, so two threads or processes (on machines sharing the store) storing the same bytes
@@ -457,7 +462,8 @@ def get_document(conn: Connection, document_id: int) -> dict[str, Any]:
 def delete_document(db: Database, document_id: int) -> None:
     """Delete a document, its chunks, vectors, jobs and stored file."""
     with db.write() as conn:
-        row = changeable(conn, document_id, documents.c.stored_path)
+        row = changeable(conn, document_id, documents.c.stored_path, documents.c.sha256)
         chunks.delete_document_chunks(conn, document_id)
         conn.execute(documents.delete().where(documents.c.id == document_id))
     Path(row.stored_path).unlink(missing_ok=True)
+    rendition_path(Path(row.stored_path).parent.parent, row.sha256).unlink(missing_ok=True)

@@ -62,9 +62,20 @@ export function fileUrl(id: number, page?: number, kind?: string): string {
   return page && kind === 'pdf' ? `${url}#page=${page}` : url
 }
 
-/** The original file's bytes, fetched with the API token (pdf.js is handed these, not a URL). */
-export async function fileBytes(id: number, signal?: AbortSignal): Promise<ArrayBuffer> {
-  const resp = await apiFetch(new Request(new URL(fileUrl(id), location.origin), { signal }))
+/** An Office document's PDF rendition (LibreOffice's, made at ingest). */
+export function renditionUrl(id: number): string {
+  return `/api/documents/${id}/rendition`
+}
+
+/** The original file's bytes, or its rendition's, fetched with the API token (pdf.js is handed
+ * these, not a URL). */
+export async function fileBytes(
+  id: number,
+  signal?: AbortSignal,
+  rendition = false,
+): Promise<ArrayBuffer> {
+  const url = rendition ? renditionUrl(id) : fileUrl(id)
+  const resp = await apiFetch(new Request(new URL(url, location.origin), { signal }))
   return resp.arrayBuffer()
 }
 

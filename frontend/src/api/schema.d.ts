@@ -118,6 +118,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/documents/{document_id}/rendition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Rendition
+         * @description A Word, OpenDocument or slide file as LibreOffice renders it, as PDF (page N of a deck
+         *     is its slide N); 404 saying why when there is none.
+         */
+        get: operations["get_rendition_api_documents__document_id__rendition_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/library/languages": {
         parameters: {
             query?: never;
@@ -936,6 +957,21 @@ export interface components {
             /** Comment */
             comment?: string | null;
         };
+        /** FormatOut */
+        FormatOut: {
+            /**
+             * Formats
+             * @description A group of formats, e.g. legacy .doc, .ppt, .xls and .rtf.
+             */
+            formats: string;
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Why
+             * @description The tool found, or what to install to read them.
+             */
+            why: string;
+        };
         /** HealthOut */
         HealthOut: {
             /**
@@ -956,6 +992,8 @@ export interface components {
             vectors: components["schemas"]["VectorStatus"];
             embedder?: components["schemas"]["EmbedderStatus"] | null;
             reranker?: components["schemas"]["RerankerStatus"] | null;
+            /** Formats */
+            formats?: components["schemas"]["FormatOut"][];
         };
         /** HitOut */
         HitOut: {
@@ -2399,6 +2437,64 @@ export interface operations {
                     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": unknown;
                     "text/markdown; charset=utf-8": unknown;
                     "text/plain; charset=utf-8": unknown;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_rendition_api_documents__document_id__rendition_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": unknown;
                 };
             };
             /** @description Not Found */

@@ -44,17 +44,19 @@ export function renderFailure(err: unknown): string {
   return err instanceof Error && err.message ? err.message : 'pdf.js could not render the file'
 }
 
-/** Fetch a document's original (with the API token) and open it in pdf.js. */
+/** Fetch a document's original, or its PDF rendition (with the API token), and open it in
+ * pdf.js. */
 export async function openPdf(
   docId: number,
   byteSize: number,
   signal?: AbortSignal,
+  rendition = false,
 ): Promise<PDFDocumentProxy> {
   if (byteSize > MAX_RENDER_BYTES) {
     const mb = Math.round(byteSize / (1024 * 1024))
     throw new PdfRenderError(`the file is too large to render here (${mb} MB)`)
   }
-  const [pdfjs, bytes] = await Promise.all([loadPdfJs(), fileBytes(docId, signal)])
+  const [pdfjs, bytes] = await Promise.all([loadPdfJs(), fileBytes(docId, signal, rendition)])
   // The bytes, not a URL: pdf.js's own fetch would not send the API token.
   const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false })
   signal?.addEventListener('abort', () => void task.destroy())

@@ -1,4 +1,5 @@
-"""Documents: upload (multipart, many files), list, get, delete, re-ingest, pages, original file."""
+"""Documents: upload (multipart, many files), list, get, delete, re-ingest, pages, the original
+file and its PDF rendition."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from quire.api.schemas import (
 from quire.errors import FileTooLarge, NotFound, QuireError
 from quire.formats.detect import detect_kind
 from quire.ingest.intake import add_file, safe_filename
+from quire.ingest.rendition import RENDERED_KINDS
 from quire.sources.chat_import import import_upload
 from quire.storage import access, chunks, documents, jobs
 from quire.storage.records import Visibility
@@ -243,7 +245,9 @@ def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileRespo
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
         path = documents.original_of(conn, settings.files_dir, document_id)
-    media = MEDIA_TYPES.get(doc["kind"]) or mimetypes.guess_type(doc["filename"])[0]
+    legacy = (doc["metadata"] or {}).get("converted_from")  # a .doc read as docx: not a docx
+    media = None if legacy else MEDIA_TYPES.get(doc["kind"])
+    media = media or mimetypes.guess_type(doc["filename"])[0]
     return FileResponse(
         path,
         media_type=media or "application/octet-stream",
@@ -251,4 +255,33 @@ def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileRespo
         content_disposition_type="inline",
         # A text file full of markup stays text: no browser may sniff it into HTML.
         headers={"X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get(
+    "/{document_id}/rendition",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/pdf": {}}}, **ERRORS},
+)
+def get_rendition(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileResponse:
+    """A Word, OpenDocument or slide file as LibreOffice renders it, as PDF (page N of a deck
+    is its slide N); 404 saying why when there is none."""
+    with db.read() as conn:
+        doc = documents.get_document(conn, document_id)
+    path = documents.rendition_path(settings.files_dir, doc["sha256"])
+    if not path.is_file():
+        meta = doc["metadata"] or {}
+        why = meta.get("rendition_note") or (
+            "only Word, OpenDocument and slide files are rendered"
+            if doc["kind"] not in RENDERED_KINDS
+            else f"it is {doc['status']}"
+            if doc["status"] not in ("searchable", "ready")
+            else "it was ingested before renditions were made: re-ingest it"
+        )
+        raise NotFound(f"document {document_id} has no rendered view: {why}")
+    return FileResponse(
+        path,
+        media_type="application/pdf",
+        filename=f"{Path(doc['filename']).stem}.pdf",
+        content_disposition_type="inline",
     )

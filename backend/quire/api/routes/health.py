@@ -6,7 +6,16 @@ from fastapi import APIRouter, Request
 
 from quire import __version__
 from quire.api.deps import DbDep, SettingsDep
-from quire.api.schemas import EmbedderStatus, HealthOut, MeOut, MeUser, RerankerStatus, VectorStatus
+from quire.api.schemas import (
+    EmbedderStatus,
+    FormatOut,
+    HealthOut,
+    MeOut,
+    MeUser,
+    RerankerStatus,
+    VectorStatus,
+)
+from quire.formats.enabled import format_status
 from quire.retrieval.rerank import find_model_file, resolve_model_dir
 from quire.retrieval.search import Searcher
 from quire.runtime import Runtime
@@ -36,6 +45,7 @@ def health(db: DbDep, settings: SettingsDep, request: Request) -> HealthOut:
         ),
         embedder=_embedder(request, meta.dim if meta else None),
         reranker=_reranker(request, settings),
+        formats=[FormatOut(**vars(f)) for f in format_status(settings)],
     )
 
 

@@ -27,6 +27,14 @@ const HEALTH: Health = {
   jobs_queued: 0,
   jobs_running: 0,
   vectors: { model: 'all-MiniLM-L6-v2', dim: 384, state: 'ready', count: 60 },
+  formats: [
+    { formats: 'Word .docx/.docm, OpenDocument .odt', enabled: true, why: 'built in' },
+    {
+      formats: 'legacy .doc, .ppt, .xls and .rtf',
+      enabled: false,
+      why: 'LibreOffice not found: apt install libreoffice-writer-nogui',
+    },
+  ],
 }
 
 beforeEach(() => setActivePinia(createPinia()))
@@ -293,5 +301,16 @@ describe('SettingsView sources', () => {
     await flushPromises()
     expect(w.get('[data-testid="sources"]').text()).not.toContain('Loading…')
     expect(w.find('tr[data-origin="upload"]').exists()).toBe(true)
+  })
+})
+
+describe('SettingsView formats', () => {
+  it('says which formats are read here and why', async () => {
+    const { page } = await mountView(languagesOut({}))
+    const rows = page.get('[data-testid="formats"]').findAll('tbody tr')
+    expect(rows.map((r) => r.attributes('data-enabled'))).toEqual(['true', 'false'])
+    expect(rows[1]!.text()).toContain('legacy .doc, .ppt, .xls and .rtf')
+    expect(rows[1]!.text()).toContain('no')
+    expect(rows[1]!.text()).toContain('apt install libreoffice-writer-nogui')
   })
 })

@@ -268,4 +268,60 @@ describe('SourceView', () => {
     expect(w.find('[data-testid="page-text"]').exists()).toBe(true)
     expect(openPdf).not.toHaveBeenCalled()
   })
+
+  it('shows a Word page from its rendition, on the page LibreOffice puts it', async () => {
+    textLayerOf([
+      { str: 'The tide rises twice a day near the harbor. Whales follow it.', hasEOL: true },
+    ])
+    const rendition = { pages: 20, bytes: 4096, basis: 'word' }
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3, { kind: 'docx', metadata: { rendition } })),
+        'GET /api/documents/3/pages/2': () => json(page({ metadata: { rendition_page: 3 } })),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8')
+    expect(openPdf).toHaveBeenCalledWith(3, 4096, expect.anything(), true)
+    expect(vi.mocked(renderPage).mock.calls[0]![1]).toBe(3)
+    expect(w.get('[data-testid="pdf-page"]').attributes('data-match')).toBe('text')
+    expect(w.get('[data-testid="rendition-notice"]').text()).toBe(
+      "Word's page 2 is shown as LibreOffice lays it out, on its page 3.",
+    )
+    expect(w.find('[data-testid="view-toggle"]').exists()).toBe(true)
+  })
+
+  it('shows a slide as its rendition page, without a notice', async () => {
+    textLayerOf([])
+    const rendition = { pages: 5, bytes: 4096, basis: 'slides' }
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3, { kind: 'pptx', metadata: { rendition } })),
+        'GET /api/documents/3/pages/2': () => json(page({ metadata: { rendition_page: 2 } })),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2')
+    expect(vi.mocked(renderPage).mock.calls[0]![1]).toBe(2)
+    expect(w.find('[data-testid="rendition-notice"]').exists()).toBe(false)
+  })
+
+  it('says how to get the rendered view when no renderer is installed', async () => {
+    const note =
+      'no renderer is installed: apt install libreoffice-impress-nogui to see the original'
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () =>
+          json(doc(3, { kind: 'pptx', metadata: { rendition_note: note } })),
+        'GET /api/documents/3/pages/2': () => json(page()),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8')
+    expect(openPdf).not.toHaveBeenCalled()
+    expect(w.get('[data-testid="text-only-notice"]').text()).toBe(
+      `Showing the extracted text: ${note}.`,
+    )
+    expect(w.findAll('mark.passage').length).toBeGreaterThan(0)
+  })
 })
