@@ -218,6 +218,7 @@ def word_boxes(tsv: str, *, width_px: int, height_px: int, dpi: int | None) -> d
 
 def _run_tesseract(image: Path, base: Path, lang: str, config: str, what: str) -> None:
     """Run tesseract once on ``image`` (its outputs beside ``base``), its errors ours."""
+    _limit_tesseract_threads()
     try:
         pytesseract.pytesseract.run_tesseract(
             str(image), str(base), "txt", lang, config=config, timeout=OCR_TIMEOUT_S
@@ -298,7 +299,6 @@ def ocr_pages(
         return {}
     check_available(lang)
     langs = languages or {}
-    _limit_tesseract_threads()
     results: dict[int, OcrPage] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ocr") as pool:
         futures = {
