@@ -283,6 +283,7 @@ describe('SourceView', () => {
     expect(w.find('[data-testid="view-toggle"]').exists()).toBe(true)
     expect(w.get('[data-testid="image-page"] img').attributes('src')).toBe('blob:page')
     expect(w.text()).toContain('Page 2')
+    expect(w.text()).toContain('page 2 of 5')
     expect(openPdf).not.toHaveBeenCalled()
     vi.restoreAllMocks()
   })
