@@ -9,13 +9,14 @@ import zlib
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from quire.config import Settings
 from quire.errors import CorruptFile, EmptyFile, ResourceLimit
 from quire.formats.extract import extract_file
 from quire.formats.image import page_png
 from tests.conftest import DOCS
+from tests.ingest.test_pdf_cjk import FONT
 
 IMAGES = DOCS / "office" / "images"
 TYPEWRITER = IMAGES / "linzensoep-typewriter-nl.png"
@@ -98,6 +99,23 @@ def test_a_photo_is_turned_by_its_exif_orientation(tmp_path: Path) -> None:
     assert page.meta["rotated"] == 0  # EXIF already made it upright
     assert "Linzensoep a la Waterman" in page.text
     assert (page.meta["ocr_words"]["width"], page.meta["ocr_words"]["height"]) == upright.size
+
+
+def test_the_script_osd_sees_chooses_the_language(tmp_path: Path) -> None:
+    # As a scanned PDF page is read in its own script: here Japanese, with no text to go on.
+    text = (
+        "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめ"
+        "した所でニャーニャー泣いていた事だけは記憶している。吾輩はここで始めて人間というものを見た。"
+    )
+    lines = [text[i : i + 20] for i in range(0, len(text), 20)]
+    page = Image.new("L", (1000, 500), "white")
+    draw = ImageDraw.Draw(page)
+    for i, line in enumerate(lines):
+        draw.text((60, 60 + 80 * i), line, font=ImageFont.truetype(str(FONT), 48), fill="black")
+    page.save(tmp_path / "neko.png")
+    ex = extract_file(tmp_path / "neko.png", Settings(ocr_lang="eng"))
+    assert ex.metadata["ocr_languages"] == {"jpn+jpn_vert": [1]}
+    assert "名前はまだ無い" in ex.pages[0].text
 
 
 def test_a_decompression_bomb_is_refused_before_decoding(tmp_path: Path) -> None:

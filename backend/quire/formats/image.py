@@ -25,6 +25,7 @@ from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 from quire.config import Settings
 from quire.errors import CorruptFile, ResourceLimit
 from quire.formats.pdf.ocr import (
+    OcrPage,
     check_available,
     installed_fallbacks,
     orientation,
@@ -177,6 +178,17 @@ def _turned(png: Path) -> tuple[int, str | None]:
     return rotated, script
 
 
+def _language(script: str | None, default: str) -> str:
+    """The tesseract language for a page in ``script`` (OSD's name), else ``default``."""
+    tag = _SCRIPT_LANGUAGE.get(script or "")
+    return (tesseract_language(tag, None) if tag else None) or default
+
+
+def _read(frame: tuple[Path, int | None], lang: str, number: int) -> OcrPage:
+    png, dpi = frame
+    return read_image(png, dpi=dpi, lang=lang, what=f"page {number}", in_pixels=True)
+
+
 def extract_image(path: Path, settings: Settings, progress: Progress = no_progress) -> Extracted:
     """Every frame of an image file OCR'd as a page, turned upright first."""
     check_available(settings.ocr_lang)
@@ -187,24 +199,13 @@ def extract_image(path: Path, settings: Settings, progress: Progress = no_progre
         workers = max(1, settings.ocr_workers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ocr") as pool:
             turns = list(pool.map(_turned, [png for png, _ in frames]))
-            wanted = {}
-            for number, (_, script) in enumerate(turns, start=1):
-                tag = _SCRIPT_LANGUAGE.get(script or "")
-                code = tesseract_language(tag, None) if tag else None
-                wanted[number] = code or settings.ocr_lang
+            wanted = {
+                number: _language(script, settings.ocr_lang)
+                for number, (_, script) in enumerate(turns, start=1)
+            }
             languages, notices = installed_fallbacks(wanted, settings.ocr_lang)
-            reads = list(
-                pool.map(
-                    lambda n: read_image(
-                        frames[n - 1][0],
-                        dpi=frames[n - 1][1],
-                        lang=languages[n],
-                        what=f"page {n}",
-                        in_pixels=True,
-                    ),
-                    range(1, len(frames) + 1),
-                )
-            )
+            numbers = range(1, len(frames) + 1)
+            reads = list(pool.map(_read, frames, [languages[n] for n in numbers], numbers))
     progress("ocr", 1.0)
     pages = [
         Page(

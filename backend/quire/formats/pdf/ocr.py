@@ -269,9 +269,12 @@ def orientation(image: Path) -> tuple[int, str | None]:
         )
     )
     rotate = int(found.get("Rotate", "0") or 0) % 360
-    confident = float(found.get("Orientation confidence", "0") or 0) >= MIN_OSD_CONFIDENCE
-    sure = float(found.get("Script confidence", "0") or 0) >= MIN_OSD_CONFIDENCE
-    return (rotate if confident else 0), (found.get("Script") if sure else None)
+    # The script's own confidence is a margin over the next script, small between Han and
+    # Japanese (under 1 on a clean Japanese page): the script is taken when the page had text
+    # enough to be sure of its orientation.
+    if float(found.get("Orientation confidence", "0") or 0) < MIN_OSD_CONFIDENCE:
+        return 0, None
+    return rotate, found.get("Script")
 
 
 def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> OcrPage:
