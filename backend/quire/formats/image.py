@@ -16,7 +16,7 @@ import io
 import logging
 import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -204,9 +204,15 @@ def extract_image(path: Path, settings: Settings, progress: Progress = no_progre
                 for number, (_, script) in enumerate(turns, start=1)
             }
             languages, notices = installed_fallbacks(wanted, settings.ocr_lang)
-            numbers = range(1, len(frames) + 1)
-            reads = list(pool.map(_read, frames, [languages[n] for n in numbers], numbers))
-    progress("ocr", 1.0)
+            futures = {
+                pool.submit(_read, frame, languages[n], n): n
+                for n, frame in enumerate(frames, start=1)
+            }
+            read: dict[int, OcrPage] = {}
+            for future in as_completed(futures):
+                read[futures[future]] = future.result()
+                progress("ocr", len(read) / len(frames))
+            reads = [read[n] for n in sorted(read)]
     pages = [
         Page(
             number,
