@@ -454,7 +454,8 @@ def main() -> None:
         return
 
     # The document kinds `quire ingest` reads (chat exports and Zotero go through `quire import`).
-    files = sorted(p for sub in ("pdf", "epub", "perplexity") for p in (DOCS / sub).glob("*"))
+    subs = ("pdf", "epub", "perplexity", "office/images")
+    files = sorted(p for sub in subs for p in (DOCS / sub).glob("*"))
     with tempfile.TemporaryDirectory(prefix="quire-bench-") as tmp:
         if not args.skip_big:
             big = make_big_pdf(Path(tmp) / f"generated-{args.pages}p.pdf", args.pages)

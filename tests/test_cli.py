@@ -23,11 +23,11 @@ def test_ingest_wait_docs_rm(tmp_path: Path) -> None:
     (folder / "thread.md").write_bytes(
         (DOCS / "perplexity" / "pnw-states-multiturn.md").read_bytes()
     )
-    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    (folder / "clip.gif").write_bytes(b"GIF89a" + b"\x00" * 32)
     (folder / ".hidden.txt").write_text("never read")
     r = quire(data, "ingest", str(folder), str(DOCS / "epub" / "alice-epub3.epub"), "--wait")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "skipped" in r.stderr and "photo.png" in r.stderr  # found in a folder: a warning
+    assert "skipped" in r.stderr and "clip.gif" in r.stderr  # found in a folder: a warning
     docs = json.loads(quire(data, "docs", "--json").stdout)
     assert sorted(d["kind"] for d in docs) == ["epub", "perplexity"]
     assert {d["status"] for d in docs} == {"ready"}
@@ -47,7 +47,7 @@ def test_ingest_wait_docs_rm(tmp_path: Path) -> None:
 
 def test_ingest_of_a_named_bad_file_fails_the_command(tmp_path: Path) -> None:
     bad = tmp_path / "paper.pdf"
-    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    bad.write_bytes(b"GIF89a" + b"\x00" * 32)
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
     r = quire(tmp_path / "data", "ingest", str(bad), str(empty))

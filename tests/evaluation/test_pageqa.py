@@ -207,3 +207,22 @@ def test_a_library_with_a_failed_file_is_not_cached(tmp_path: Path) -> None:
     second = run_pageqa(settings, path, docs=docs)
     assert first["library"]["cached"] is False and second["library"]["cached"] is False
     assert second["library"]["path"] == first["library"]["path"]
+
+
+def test_an_image_question_is_scored_by_the_page_of_its_locator(tmp_path: Path) -> None:
+    line = {
+        "id": "t-img",
+        "file": "office/images/magazine-pages-2p.tif",
+        "question": "What did the spinal fluid show?",
+        "answer_any": ["no signs of meningitis"],
+        "kind": "image",
+        "locator": {"image": "office/images/magazine-pages-2p.tif", "page": 2, "pages_total": 2},
+    }
+    html = {**line, "id": "t-html", "kind": "html", "file": "office/html/a.html"}
+    path = write_set(tmp_path / "set.jsonl", [json.dumps(line), json.dumps(html)])
+    questions, problems = read_questions(path)
+    [image] = [q for q in questions if q.kind == "image"]
+    assert image.pages == [2] and "html" not in {q.kind for q in questions}
+    assert problems[-1].endswith("(t-html): html files are not read yet; not asked")
+    docs = {3: image.file}
+    assert is_gold(image, 3, 2, "", docs) and not is_gold(image, 3, 1, "", docs)

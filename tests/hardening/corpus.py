@@ -168,7 +168,8 @@ def hostile_corpus(real_pdf: bytes) -> list[Hostile]:
     return [
         Hostile("empty.pdf", b"", "rejected", "empty"),
         Hostile("blank.txt", b" \n\t\n", "rejected", "whitespace"),
-        Hostile("photo.pdf", b"\x89PNG\r\n\x1a\n" + bytes(256), "rejected", "PNG image"),
+        Hostile("photo.pdf", b"GIF89a" + bytes(256), "rejected", "GIF image"),
+        Hostile("photo.png", b"\x89PNG\r\n\x1a\n" + bytes(256), "failed", "damaged"),
         Hostile("program.epub", b"\x7fELF\x02\x01\x01" + bytes(256), "rejected", "ELF"),
         Hostile("archive.epub", lying_zip(), "rejected", "not an EPUB"),
         Hostile("page.md", b"<!DOCTYPE html><html><script>x()</script>", "rejected", "HTML"),

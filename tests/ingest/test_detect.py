@@ -60,9 +60,18 @@ def test_whitespace_only_is_empty(tmp_path: Path) -> None:
         detect_kind(_write(tmp_path, "blank.txt", "  \n\n\t\n"))
 
 
-def test_png_named_pdf_is_rejected_by_name_of_format(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedFileType, match="PNG image"):
-        detect_kind(_write(tmp_path, "scan.pdf", PNG + bytes(range(256))))
+def test_gif_named_pdf_is_rejected_by_name_of_format(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFileType, match="GIF image"):
+        detect_kind(_write(tmp_path, "scan.pdf", b"GIF89a" + bytes(range(256))))
+
+
+def test_page_images_are_images_whatever_their_name(tmp_path: Path) -> None:
+    assert detect_kind(_write(tmp_path, "scan.pdf", PNG + bytes(range(256)))) == "image"
+    webp = b"RIFF" + bytes(4) + b"WEBPVP8 " + bytes(64)
+    assert detect_kind(_write(tmp_path, "photo.txt", webp)) == "image"
+    bmp = b"BM" + bytes(8) + b"\x36\x00\x00\x00" + bytes(64)
+    assert detect_kind(_write(tmp_path, "page.bmp", bmp)) == "image"
+    assert detect_kind(_write(tmp_path, "notes.txt", "BM: a note on bowel movements.\n")) == "text"
 
 
 def test_text_named_pdf_is_text(tmp_path: Path) -> None:
@@ -199,7 +208,7 @@ def test_extract_file_refuses_before_extracting(tmp_path: Path) -> None:
     settings = Settings()
     with pytest.raises(EmptyFile):
         extract_file(_write(tmp_path, "zero.epub", b""), settings)
-    with pytest.raises(UnsupportedFileType, match="PNG image"):
-        extract_file(_write(tmp_path, "image.pdf", PNG + bytes(64)), settings)
+    with pytest.raises(UnsupportedFileType, match="GIF image"):
+        extract_file(_write(tmp_path, "image.pdf", b"GIF89a" + bytes(64)), settings)
     doc = extract_file(_write(tmp_path, "text.pdf", "Plain words, not a PDF at all.\n"), settings)
     assert doc.kind == "text" and doc.pages[0].text == "Plain words, not a PDF at all."

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from sqlalchemy import text
 
 from quire.config import Settings
@@ -19,6 +20,7 @@ from quire.sources.folder import REMOVED, FolderMissing, FolderSync
 from quire.storage import chunks, documents, source_runs
 from quire.storage.db import Database
 from tests.fakes.embedder import CountingEmbedder
+from tests.ingest.test_image import TYPEWRITER
 from tests.watch.conftest import library, matches, settle, visible, watching
 
 pytestmark = pytest.mark.both_backends
@@ -61,7 +63,7 @@ def test_create_modify_rename_delete_follow_the_folder(
         (vault / "drafts").mkdir()
         (vault / "drafts" / "d.md").write_text("# draft\n\nnot yet")
         (vault / "run.log").write_text("log line")
-        (vault / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+        (vault / "clip.gif").write_bytes(b"GIF89a" + bytes(range(256)) * 4)  # not read
         settle(worker, matches(db, vault))
         docs = library(db, vault)
         assert sorted(docs) == ["a.md", "b.txt"]
@@ -297,3 +299,19 @@ def test_passes_and_a_missing_folder_are_listed_for_the_settings_page(
         (gone,) = source_runs.latest(conn, "folder")
         count = conn.exec_driver_sql("SELECT count(*) FROM source_runs").scalar()
     assert not gone["ok"] and "is missing" in gone["error"] and count == 3
+
+
+def test_a_scan_in_the_folder_is_read_as_its_pages(
+    vault: Path, db: Database, settings: Settings, worker: Worker
+) -> None:
+    with Image.open(TYPEWRITER) as im:
+        im.convert("L").reduce(2).save(vault / "recipe.tiff")
+    os.utime(vault / "recipe.tiff", (time.time() - 60, time.time() - 60))
+    FolderSync(db, settings, vault).sync()
+    settle(worker, matches(db, vault))
+    doc_id = library(db, vault)["recipe.tiff"]["id"]
+    with db.read() as conn:
+        doc = documents.get_document(conn, doc_id)
+        page = chunks.get_page(conn, doc_id, 1)
+    assert doc["kind"] == "image" and doc["page_count"] == 1 and doc["status"] == "ready"
+    assert page is not None and "Linzensoep a la Waterman" in page["text"]

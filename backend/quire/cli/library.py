@@ -66,7 +66,7 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     help="Files processed at once with --wait (default: one per core, at most 4).",
 )
 def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
-    """Add files and folders (PDF, EPUB, Perplexity markdown, md, txt) to the library."""
+    """Add files and folders (PDF, EPUB, Office, page images, Perplexity markdown, md, txt)."""
     config = settings()
     db = open_database(config)
     files = _expand(paths)

@@ -5,7 +5,8 @@ A question set is JSONL in the layout of ``shared/data/qa/README.md``: ``questio
 (relative to the documents folder), ``answer_any`` (short strings copied from the page), and
 where the answer is — ``pages`` for a PDF (1-based physical pages), ``section`` for an EPUB
 (the heading that opens it), ``turn`` for a Perplexity export, ``locator`` for an Office file
-(:func:`office_gold`). The documents the set names are
+(:func:`office_gold`), ``locator.page`` for a page image (a frame of the file). The documents
+the set names are
 ingested once, by the real intake and worker, into a library cached under
 ``<data_dir>/eval/pageqa-<hash>`` (the hash covers the files, the embedder, the chunking and
 :data:`INDEX_VERSION`). Then every question is searched over the whole library and answered
@@ -17,7 +18,7 @@ ingested once, by the real intake and worker, into a library cached under
   right page, at least one right page cited (recall); an answer that cites nothing scores 0;
 - time: p50/p95 of search and of the whole answer.
 
-Questions of kinds Quire does not read yet (``UNREAD_KINDS``: web pages, page images) are
+Questions of kinds Quire does not read yet (``UNREAD_KINDS``: web pages) are
 reported as such, their files not ingested, and the rest of the set goes on.
 
 Text is compared as the set's verifier compares it: NFKC, soft hyphens removed, whitespace
@@ -176,7 +177,7 @@ def is_gold(
     """Whether a hit or source at (document, page, heading path) is where the answer is."""
     if docs.get(document_id) != q.file:
         return False
-    if q.kind == "pdf":
+    if q.kind in ("pdf", "image"):
         return page in q.pages
     if q.kind == "perplexity":
         return page == q.turn

@@ -1,7 +1,8 @@
 """A page-QA set's questions: read from JSONL, and where each one's answer is.
 
 The layout is ``shared/data/qa/README.md``'s (evaluation/pageqa.py runs a set). An Office
-question's right pages are found in the ingested file from its ``locator`` (:func:`office_gold`).
+question's right pages are found in the ingested file from its ``locator`` (:func:`office_gold`);
+an image question's page is its locator's ``page``, the frame of the file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from quire.errors import InputError
 
 OFFICE_SETS = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
 #: Kinds a question set may hold that Quire does not read yet.
-UNREAD_KINDS = ("html", "image")
+UNREAD_KINDS = ("html",)
 _CELL_ROW = re.compile(r"\d+")
 
 
@@ -76,7 +77,12 @@ def read_questions(path: Path) -> tuple[list[Question], list[str]]:
         if q.kind in UNREAD_KINDS:
             problems.append(f"line {n} ({q.id}): {q.kind} files are not read yet; not asked")
             continue
-        where = {"pdf": q.pages, "epub": q.section, "perplexity": q.turn}.get(q.kind, q.locator)
+        if q.kind == "image" and not q.pages and (q.locator or {}).get("page"):
+            # An image file's page is one of its frames, scored as a PDF page is.
+            q = q.model_copy(update={"pages": [int((q.locator or {})["page"])]})
+        where = {"pdf": q.pages, "image": q.pages, "epub": q.section, "perplexity": q.turn}.get(
+            q.kind, q.locator
+        )
         if not where:
             problems.append(f"line {n} ({q.id}): a {q.kind} question needs its location")
             continue

@@ -3,8 +3,9 @@
 Order: PDF magic (anywhere in the first 1 KB, as readers allow leading junk), a
 password-protected Office file (an OLE2 compound file holding an ``EncryptedPackage``
 stream: refused as such), a legacy Word, PowerPoint or Excel file (an OLE2 file whose main
-stream names it) or RTF, each the kind LibreOffice converts it to (docx, pptx, xlsx), known binary
-signatures (rejected by name), zip containers (EPUB if
+stream names it) or RTF, each the kind LibreOffice converts it to (docx, pptx, xlsx), a page
+image (PNG, JPEG, TIFF, WebP, BMP: formats/image.py), other known binary signatures (rejected
+by name), zip containers (EPUB if
 it has the EPUB ``mimetype`` entry or ``META-INF/container.xml``; Word, PowerPoint or Excel
 by the main part ``[Content_Types].xml`` declares, macro-enabled and templates included;
 OpenDocument text, presentation or spreadsheet by its ``mimetype``; a ChatGPT or Claude data
@@ -28,6 +29,7 @@ import zlib
 from pathlib import Path
 
 from quire.errors import EmptyFile, EncryptedFile, UnsupportedFileType
+from quire.formats.image import image_media_type
 from quire.storage.records import Kind
 
 log = logging.getLogger(__name__)
@@ -42,13 +44,8 @@ _JAPANESE = ("cp932", "euc_jp")
 
 # Signatures of formats people are likely to upload by mistake, so the error can name them.
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
     (b"GIF87a", "a GIF image"),
     (b"GIF89a", "a GIF image"),
-    (b"II*\x00", "a TIFF image"),
-    (b"MM\x00*", "a TIFF image"),
-    (b"BM", "a BMP image"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE2 compound file that is not an Office document"),
     (b"\x1f\x8b", "a gzip archive"),
     (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
@@ -347,6 +344,8 @@ def detect_kind(path: Path) -> Kind:
         )
     if legacy := legacy_format(path):
         return LEGACY_KINDS[legacy]  # converted by LibreOffice when read (formats/extract.py)
+    if image_media_type(head):
+        return "image"
     for magic, what in _SIGNATURES:
         # A printable signature ("BM", "MZ", "ID3") could start an ordinary sentence: it only
         # counts when the bytes after it are binary. PostScript is a text format.

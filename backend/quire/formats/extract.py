@@ -14,6 +14,7 @@ from quire.formats.bibliographic import read_bibliographic
 from quire.formats.chat_export import extract_conversation
 from quire.formats.detect import decode_text, detect_kind, legacy_format
 from quire.formats.epub import extract_epub
+from quire.formats.image import extract_image
 from quire.formats.markdown import first_line_title, parse_markdown, parse_text
 from quire.formats.office.convert import convert_legacy
 from quire.formats.office.odf import extract_odp, extract_odt
@@ -88,6 +89,8 @@ def extract_file(
     if kind == "pdf":
         before_ocr = (lambda ex: partial(_finish(path, kind, ex))) if partial else None
         extracted = extract_pdf(path, settings, progress, before_ocr=before_ocr)
+    elif kind == "image":
+        extracted = extract_image(path, settings, progress)
     elif kind == "epub":
         extracted = extract_epub(
             path,
@@ -130,12 +133,13 @@ def _read_office(path: Path, kind: Kind, settings: Settings) -> Extracted:
 
 def _finish(path: Path, kind: Kind, extracted: Extracted) -> Extracted:
     """Clean the pages, apply the outline and structure, read the citation metadata."""
-    extracted.pages, first_line = _clean_pages(extracted.pages, pdf=kind == "pdf")
+    paginated = kind in ("pdf", "image")
+    extracted.pages, first_line = _clean_pages(extracted.pages, pdf=paginated)
     # Sections start at offsets in the clean text, so the outline is applied after cleaning.
     extracted.pages = apply_outline(extracted.pages, extracted.outline)
     if kind == "perplexity":  # the same for a turn's sections and footnote markers
         extracted.pages = [with_structure(p) for p in extracted.pages]
     extracted.metadata.update(read_bibliographic(path, kind, extracted.pages))
-    if not extracted.title:
+    if not extracted.title and kind != "image":  # an image's first OCR line is often noise
         extracted.title = first_line
     return extracted

@@ -44,6 +44,7 @@ EXTENSIONS = {
     "odp": ".odp",
     "xlsx": ".xlsx",
     "ods": ".ods",
+    "image": "",  # .png, .jpg, .tif…: /file names the type from the bytes
 }
 
 

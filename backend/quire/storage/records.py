@@ -19,7 +19,7 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 Kind = Literal[
     "pdf", "epub", "perplexity", "markdown", "text", "chatgpt", "claude",
-    "docx", "odt", "pptx", "odp", "xlsx", "ods",
+    "docx", "odt", "pptx", "odp", "xlsx", "ods", "image",
 ]  # fmt: skip
 KINDS: tuple[Kind, ...] = get_args(Kind)
 #: Office kinds: a page's label, when it has one, is its whole citation ("slide 14 · Results",
@@ -58,6 +58,7 @@ UNITS: dict[Kind, str] = {
     "odp": "slide",
     "xlsx": "sheet",
     "ods": "sheet",
+    "image": "p.",  # a frame of the file: "p. 2" of a two-page TIFF scan
 }
 
 
@@ -86,7 +87,7 @@ def printed_label(page: int, label: str | None) -> str | None:
 @dataclass(frozen=True)
 class Page:
     """One citable unit: a PDF page, an EPUB section, a Perplexity turn, a markdown section,
-    a Word page or section, a slide, the rows of a sheet."""
+    a Word page or section, a slide, the rows of a sheet, a frame of an image file."""
 
     number: int  # 1-based
     text: str

@@ -93,7 +93,7 @@ def load_answer(conn: Connection, message_id: int) -> AnswerExport:
         source = sources[n]
         if source.document_id not in works:
             works[source.document_id] = _work(conn, source, accessed)
-        if source.kind == "pdf":
+        if source.kind in ("pdf", "image"):  # an image's page: a frame of the scan
             shown = printed_label(source.page, source.page_label) or str(source.page)
             pages.setdefault(source.document_id, {})[source.page] = shown
         references.append(Reference(source, works[source.document_id], _web_sources(source)))

@@ -23,6 +23,7 @@ const KIND_NAMES: Record<Kind, true> = {
   odp: true,
   xlsx: true,
   ods: true,
+  image: true,
 }
 export const KINDS = Object.keys(KIND_NAMES) as Kind[]
 
@@ -77,6 +78,12 @@ export async function fileBytes(
   const url = rendition ? renditionUrl(id) : fileUrl(id)
   const resp = await apiFetch(new Request(new URL(url, location.origin), { signal }))
   return resp.arrayBuffer()
+}
+
+/** A page of an image document as PNG, upright as OCR read it (fetched with the API token). */
+export async function pageImage(id: number, page: number, signal?: AbortSignal): Promise<Blob> {
+  const url = new URL(`/api/documents/${id}/pages/${page}/image`, location.origin)
+  return (await apiFetch(new Request(url, { signal }))).blob()
 }
 
 /** The thread URL of a Perplexity, ChatGPT or Claude document, when its metadata has one. */

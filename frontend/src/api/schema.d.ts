@@ -98,6 +98,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/documents/{document_id}/pages/{page}/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Page Image
+         * @description A page of an image document as PNG, turned upright as OCR read it (its word boxes, in
+         *     this image's pixels, land on it).
+         */
+        get: operations["get_page_image_api_documents__document_id__pages__page__image_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/documents/{document_id}/file": {
         parameters: {
             query?: never;
@@ -479,7 +500,7 @@ export interface components {
         Body_upload_documents_api_documents_post: {
             /**
              * Files
-             * @description PDF, EPUB, Perplexity markdown, md, txt
+             * @description PDF, EPUB, Office, Perplexity markdown, md, txt, page images
              */
             files: string[];
             /**
@@ -527,7 +548,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -731,7 +752,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
             /** Title */
             title: string | null;
             /** Author */
@@ -1007,7 +1028,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
             /** Filename */
             filename: string;
             /** Page */
@@ -1599,7 +1620,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -1705,7 +1726,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
             /** Filename */
             filename: string;
             /**
@@ -1955,7 +1976,7 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods") | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image") | null;
             error?: components["schemas"]["UploadError"] | null;
         };
         /** VectorStatus */
@@ -2409,6 +2430,65 @@ export interface operations {
             };
         };
     };
+    get_page_image_api_documents__document_id__pages__page__image_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: number;
+                page: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_file_api_documents__document_id__file_get: {
         parameters: {
             query?: never;
@@ -2435,6 +2515,11 @@ export interface operations {
                     "application/vnd.openxmlformats-officedocument.presentationml.presentation": unknown;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
                     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": unknown;
+                    "image/bmp": unknown;
+                    "image/jpeg": unknown;
+                    "image/png": unknown;
+                    "image/tiff": unknown;
+                    "image/webp": unknown;
                     "text/markdown; charset=utf-8": unknown;
                     "text/plain; charset=utf-8": unknown;
                 };

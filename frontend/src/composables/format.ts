@@ -31,6 +31,9 @@ export function formatSeconds(s: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`
 }
 
+/** Kinds whose pages are pages of the original: a PDF's, the frames of a scan (image). */
+export const PAGE_KINDS: readonly string[] = ['pdf', 'image']
+
 /** Kinds whose pages are the turns of a conversation (Perplexity, ChatGPT, Claude). */
 export const TURN_KINDS: readonly string[] = ['perplexity', 'chatgpt', 'claude']
 
@@ -50,6 +53,7 @@ export function pageCitation(kind: string, page: number, label?: string | null):
   if (TURN_KINDS.includes(kind)) return `turn ${page}`
   const office = OFFICE_UNITS[kind]
   if (office) return label && label !== String(page) ? label : `${office} ${page}`
+  if (kind === 'image') return `p. ${page}` // a frame of a scan: "p. 2" of a two-page TIFF
   if (kind !== 'pdf') return `section ${page}`
   return label && label !== String(page) ? `p. ${label} (PDF p. ${page})` : `p. ${page}`
 }

@@ -189,7 +189,8 @@ export function spansOf(starts: number[], total: number, [a, b]: [number, number
   return out
 }
 
-/** One OCR word: [x0, y0, x1, y1, text] in points from the page's top-left corner. */
+/** One OCR word: [x0, y0, x1, y1, text] from the page's top-left corner, in points (a PDF
+ * page) or pixels (an image file's page). */
 export type OcrWord = [number, number, number, number, string]
 
 export interface OcrWords {
@@ -237,6 +238,37 @@ export function matchWords(words: OcrWord[], quote: string): number[] {
   const { text, starts } = joinWords(words)
   const at = matchQuote(text, quote)
   return at ? spansOf(starts, text.length, at).map((p) => p.index) : []
+}
+
+/** A box over an OCR word of a cited passage, in % of the page (so it scales with the page). */
+export interface OcrBox {
+  kind: 'passage' | 'quote'
+  left: string
+  top: string
+  width: string
+  height: string
+}
+
+/** Boxes over the OCR words that hold each passage. */
+export function ocrBoxes(
+  ocr: OcrWords,
+  passages: { text: string; kind: OcrBox['kind'] }[],
+): OcrBox[] {
+  const pct = (v: number, of: number) => `${((100 * v) / of).toFixed(3)}%`
+  const out: OcrBox[] = []
+  for (const p of passages) {
+    for (const k of matchWords(ocr.words, p.text)) {
+      const [x0, y0, x1, y1] = ocr.words[k]!
+      out.push({
+        kind: p.kind,
+        left: pct(x0, ocr.width),
+        top: pct(y0, ocr.height),
+        width: pct(x1 - x0, ocr.width),
+        height: pct(y1 - y0, ocr.height),
+      })
+    }
+  }
+  return out
 }
 
 // A PDF table's row, as the page text writes it (backend formats/pdf/rows.py):

@@ -78,7 +78,7 @@ function textToken(state: StateCore, content: string): Token {
 
 /** Where in its document a source is (any string `kind`: DocumentOut types it as one). */
 export function pageLabel(src: Pick<Source, 'page' | 'heading_path'> & { kind: string }): string {
-  if (src.kind === 'pdf') return `page ${src.page}`
+  if (src.kind === 'pdf' || src.kind === 'image') return `page ${src.page}`
   if (TURN_KINDS.includes(src.kind)) return `turn ${src.page}`
   return src.heading_path ? `§ ${src.heading_path}` : `section ${src.page}`
 }

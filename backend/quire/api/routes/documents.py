@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Form, UploadFile, status
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 
 from quire.api.deps import DbDep, SettingsDep
 from quire.api.errors import error_response
@@ -30,6 +30,7 @@ from quire.api.schemas import (
 )
 from quire.errors import FileTooLarge, NotFound, QuireError
 from quire.formats.detect import detect_kind
+from quire.formats.image import image_media_type, page_png
 from quire.ingest.intake import add_file, safe_filename
 from quire.ingest.rendition import RENDERED_KINDS
 from quire.sources.chat_import import import_upload
@@ -60,6 +61,7 @@ MEDIA_TYPES = {
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "ods": "application/vnd.oasis.opendocument.spreadsheet",
 }
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/tiff", "image/webp", "image/bmp")
 
 
 async def _spool(upload: UploadFile, tmp_dir: Path, max_bytes: int) -> Path:
@@ -91,7 +93,10 @@ async def _spool(upload: UploadFile, tmp_dir: Path, max_bytes: int) -> Path:
 async def upload_documents(
     db: DbDep,
     settings: SettingsDep,
-    files: Annotated[list[UploadFile], File(description="PDF, EPUB, Perplexity markdown, md, txt")],
+    files: Annotated[
+        list[UploadFile],
+        File(description="PDF, EPUB, Office, Perplexity markdown, md, txt, page images"),
+    ],
     source_key: Annotated[
         str | None,
         Form(
@@ -236,9 +241,37 @@ def get_page(document_id: IdPath, page: IdPath, db: DbDep) -> PageOut:
 
 
 @router.get(
+    "/{document_id}/pages/{page}/image",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}}, **ERRORS},
+)
+def get_page_image(document_id: IdPath, page: IdPath, db: DbDep, settings: SettingsDep) -> Response:
+    """A page of an image document as PNG, turned upright as OCR read it (its word boxes, in
+    this image's pixels, land on it)."""
+    with db.read() as conn:
+        doc = documents.get_document(conn, document_id)
+        if doc["kind"] != "image":
+            raise NotFound(f"document {document_id} is a {doc['kind']}, not an image")
+        found = chunks.get_page(conn, document_id, page)
+        path = documents.original_of(conn, settings.files_dir, document_id)
+    if found is None:
+        raise NotFound(f"document {document_id} has no page {page} (it has {doc['page_count']})")
+    rotated = int((found.get("metadata") or {}).get("rotated", 0))
+    # Cached by the browser: a page's image changes only with a new version (a new file).
+    return Response(
+        page_png(path, page, rotated),
+        media_type="image/png",
+        headers={"Cache-Control": "private, max-age=3600"},
+    )
+
+
+@router.get(
     "/{document_id}/file",
     response_class=FileResponse,
-    responses={200: {"content": {m: {} for m in sorted(set(MEDIA_TYPES.values()))}}, **ERRORS},
+    responses={
+        200: {"content": {m: {} for m in sorted({*MEDIA_TYPES.values(), *IMAGE_TYPES})}},
+        **ERRORS,
+    },
 )
 def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileResponse:
     """The original file, inline (PDF viewers honour ``#page=N``)."""
@@ -248,6 +281,9 @@ def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileRespo
     legacy = (doc["metadata"] or {}).get("converted_from")  # a .doc read as docx: not a docx
     media = None if legacy else MEDIA_TYPES.get(doc["kind"])
     media = media or mimetypes.guess_type(doc["filename"])[0]
+    if doc["kind"] == "image":  # told by the bytes, as the kind was
+        with path.open("rb") as fh:
+            media = image_media_type(fh.read(16))
     return FileResponse(
         path,
         media_type=media or "application/octet-stream",

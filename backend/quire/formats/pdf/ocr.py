@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 RENDER_TIMEOUT_S = 120
 OCR_TIMEOUT_S = 300
+#: Below this, a guess of tesseract's orientation detection is a coin toss (upright pages
+#: of the test images score 10-35).
+MIN_OSD_CONFIDENCE = 2.0
 INSTALL_HINT = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng poppler-utils`"
 
 _env_lock = threading.Lock()
@@ -174,7 +177,8 @@ class OcrPage:
     """Tesseract's text for a page and its word boxes.
 
     ``words`` is ``{"width": W, "height": H, "unit": "pt", "words": [[x0, y0, x1, y1, text]]}``:
-    points from the page's top-left corner (W and H are the rendered page's size), words in
+    points (pixels for an image file: ``"unit": "px"``) from the page's top-left corner (W and
+    H are the rendered page's size), words in
     tesseract's reading order (block, paragraph, line), numbers rounded to 0.1."""
 
     text: str
@@ -188,9 +192,10 @@ def _png_size(image: Path) -> tuple[int, int]:
     return int(width), int(height)
 
 
-def word_boxes(tsv: str, *, width_px: int, height_px: int, dpi: int) -> dict[str, Any]:
-    """The ``ocr_words`` of a page from tesseract's TSV of its image rendered at ``dpi``."""
-    scale = 72 / dpi
+def word_boxes(tsv: str, *, width_px: int, height_px: int, dpi: int | None) -> dict[str, Any]:
+    """The ``ocr_words`` of a page from tesseract's TSV of its image rendered at ``dpi``; in
+    the image's pixels (``"unit": "px"``) when ``dpi`` is None."""
+    scale = 72 / dpi if dpi else 1.0
     words: list[list[float | str]] = []
     for line in tsv.splitlines()[1:]:  # the first line names the columns
         cols = line.split("\t")
@@ -206,36 +211,77 @@ def word_boxes(tsv: str, *, width_px: int, height_px: int, dpi: int) -> dict[str
     return {
         "width": round(width_px * scale, 1),
         "height": round(height_px * scale, 1),
-        "unit": "pt",
+        "unit": "pt" if dpi else "px",
         "words": words,
     }
 
 
-def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> OcrPage:
-    """Render one page and read it with tesseract: its text and word boxes from one run."""
-    config = f"--dpi {dpi}"
+def _run_tesseract(image: Path, base: Path, lang: str, config: str, what: str) -> None:
+    """Run tesseract once on ``image`` (its outputs beside ``base``), its errors ours."""
+    _limit_tesseract_threads()
+    try:
+        pytesseract.pytesseract.run_tesseract(
+            str(image), str(base), "txt", lang, config=config, timeout=OCR_TIMEOUT_S
+        )
+    except pytesseract.TesseractNotFoundError as exc:
+        raise OcrUnavailable(f"`tesseract` is not installed: {INSTALL_HINT}.") from exc
+    except pytesseract.TesseractError as exc:
+        raise CorruptFile(f"OCR failed on {what}: {exc.message}") from exc
+    except RuntimeError as exc:  # pytesseract's timeout; TesseractError is caught above
+        raise ResourceLimit(f"OCR of {what} took over {OCR_TIMEOUT_S} s.") from exc
+
+
+def read_image(
+    image: Path, *, dpi: int | None, lang: str, what: str = "the page", in_pixels: bool = False
+) -> OcrPage:
+    """Read a PNG with tesseract: its text and word boxes from one run. ``dpi``: the image's
+    resolution (None: tesseract estimates it); ``in_pixels``: boxes in the image's pixels,
+    not points; ``what`` names the image in errors."""
+    config = f"--dpi {dpi}" if dpi else ""
     if any(code.removesuffix("_vert") in _UNSPACED for code in lang.split("+")):
         config += " -c preserve_interword_spaces=1"
     # pytesseract's run_and_get_multiple_output takes no config (--dpi, the spacing above), so
     # tesseract is run here with the txt config file and TSV switched on: one recognition.
     config += " -c tessedit_create_tsv=1"
+    base = image.with_name(f"{image.stem}-ocr")
+    _run_tesseract(image, base, lang, config, what)
+    text = base.with_suffix(".txt").read_text("utf-8")
+    tsv = base.with_suffix(".tsv").read_text("utf-8")
+    width, height = _png_size(image)
+    boxes_dpi = None if in_pixels or not dpi else dpi
+    return OcrPage(text, word_boxes(tsv, width_px=width, height_px=height, dpi=boxes_dpi))
+
+
+def orientation(image: Path) -> tuple[int, str | None]:
+    """Tesseract's orientation detection (``--psm 0``) on an image: the clockwise rotation in
+    degrees that makes it upright (0 when it cannot tell: too little text) and the script it
+    saw ("Latin", "Han", "Cyrillic"…; None when it cannot tell)."""
+    base = image.with_name(f"{image.stem}-osd")
+    try:
+        _run_tesseract(image, base, "osd", "--psm 0", "orientation detection")
+    except CorruptFile as exc:  # "Too few characters": nothing to turn, nothing to read
+        log.info("%s: no orientation (%s)", image.name, exc)
+        return 0, None
+    found = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (
+            line.partition(":") for line in base.with_suffix(".osd").read_text().splitlines()
+        )
+    )
+    rotate = int(found.get("Rotate", "0") or 0) % 360
+    # The script's own confidence is a margin over the next script, small between Han and
+    # Japanese (under 1 on a clean Japanese page): the script is taken when the page had text
+    # enough to be sure of its orientation.
+    if float(found.get("Orientation confidence", "0") or 0) < MIN_OSD_CONFIDENCE:
+        return 0, None
+    return rotate, found.get("Script")
+
+
+def ocr_page(pdf: Path, number: int, *, dpi: int, lang: str) -> OcrPage:
+    """Render one page and read it with tesseract: its text and word boxes from one run."""
     with tempfile.TemporaryDirectory(prefix="quire-ocr-") as tmp:
         image = render_page(pdf, number, dpi, Path(tmp))
-        base = Path(tmp) / f"ocr-{number}"
-        try:
-            pytesseract.pytesseract.run_tesseract(
-                str(image), str(base), "txt", lang, config=config, timeout=OCR_TIMEOUT_S
-            )
-        except pytesseract.TesseractNotFoundError as exc:
-            raise OcrUnavailable(f"`tesseract` is not installed: {INSTALL_HINT}.") from exc
-        except pytesseract.TesseractError as exc:
-            raise CorruptFile(f"OCR failed on page {number}: {exc.message}") from exc
-        except RuntimeError as exc:  # pytesseract's timeout; TesseractError is caught above
-            raise ResourceLimit(f"OCR of page {number} took over {OCR_TIMEOUT_S} s.") from exc
-        text = base.with_suffix(".txt").read_text("utf-8")
-        tsv = base.with_suffix(".tsv").read_text("utf-8")
-        width, height = _png_size(image)
-    return OcrPage(text, word_boxes(tsv, width_px=width, height_px=height, dpi=dpi))
+        return read_image(image, dpi=dpi, lang=lang, what=f"page {number}")
 
 
 def ocr_pages(
@@ -256,7 +302,6 @@ def ocr_pages(
         return {}
     check_available(lang)
     langs = languages or {}
-    _limit_tesseract_threads()
     results: dict[int, OcrPage] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ocr") as pool:
         futures = {

@@ -17,6 +17,7 @@ describe('pageCitation', () => {
   it('names the units of other kinds', () => {
     expect(pageCitation('epub', 3)).toBe('section 3')
     expect(pageCitation('perplexity', 3)).toBe('turn 3')
+    expect(pageCitation('image', 2)).toBe('p. 2')
   })
 
   it('cites an Office unit by its label: Word page, section, slide, rows of a sheet', () => {

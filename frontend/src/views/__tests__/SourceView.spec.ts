@@ -324,4 +324,23 @@ describe('SourceView', () => {
     )
     expect(w.findAll('mark.passage').length).toBeGreaterThan(0)
   })
+
+  it('shows an image document as its page image, not through pdf.js', async () => {
+    vi.spyOn(URL, 'createObjectURL').mockReturnValue('blob:page')
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/3': () => json(doc(3, { kind: 'image' })),
+        'GET /api/documents/3/pages/2': () => json(page({ source: 'ocr' })),
+        'GET /api/documents/3/pages/2/image': () => new Response('png'),
+      }),
+    )
+    const w = await mountAt('/library/3/pages/2?chunk=8')
+    expect(w.find('[data-testid="view-toggle"]').exists()).toBe(true)
+    expect(w.get('[data-testid="image-page"] img').attributes('src')).toBe('blob:page')
+    expect(w.text()).toContain('Page 2')
+    expect(w.text()).toContain('page 2 of 5')
+    expect(openPdf).not.toHaveBeenCalled()
+    vi.restoreAllMocks()
+  })
 })
