@@ -279,6 +279,7 @@ def ingest_file_row(r: dict[str, Any]) -> Row:
         "chunks": num(r.get("chunks")),
         "extract pages/s": num(r.get("extract_pages_per_s")),
         "OCR s/page": num(r.get("ocr_s_per_page"), 2),
+        "LibreOffice rendition s": num(r.get("render_s"), 2),
         "embed chunks/s": num(r.get("embed_chunks_per_s")),
         "end to end pages/s": num(r.get("e2e_pages_per_s"), 2),
         "overhead": f"{share:.0%}" if share is not None else "–",

@@ -267,6 +267,12 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         ("GET", "/api/documents/{document_id}/file"): lambda: _not_found(
             bob.get(f"/api/documents/{a_doc}/file")
         ),
+        ("GET", "/api/documents/{document_id}/pages/{page}/image"): lambda: _not_found(
+            bob.get(f"/api/documents/{a_doc}/pages/1/image")
+        ),
+        ("GET", "/api/documents/{document_id}/rendition"): lambda: _not_found(
+            bob.get(f"/api/documents/{a_doc}/rendition")
+        ),
         ("GET", "/api/jobs/{job_id}"): lambda: _not_found(bob.get(f"/api/jobs/{a_job}")),
         ("GET", "/api/jobs/{job_id}/events"): lambda: _not_found(
             bob.get(f"/api/jobs/{a_job}/events")

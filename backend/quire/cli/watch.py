@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import threading
+import time
 from pathlib import Path
 from types import FrameType
 
 import click
 
 from quire.cli.common import console, error, settings
-from quire.sources.folder import FolderMissing, FolderSync
+from quire.sources.folder import FolderMissing, FolderSync, SyncReport
 from quire.sources.watch import watch_folders
 from quire.storage.migrate import open_database
 
 
+def _catch_up(sync: FolderSync, stable_s: float) -> SyncReport:
+    """Passes until no file is still being written (a file written just now settles after
+    ``stable_s``), for at most a few of those; the counts of every pass added up."""
+    total = sync.sync()
+    deadline = time.monotonic() + 3 * stable_s + 1
+    while total.pending and time.monotonic() < deadline:
+        time.sleep(max(0.1, stable_s / 4))
+        report = sync.sync()
+        for f in dataclasses.fields(report):
+            if f.name != "pending":
+                setattr(total, f.name, getattr(total, f.name) + getattr(report, f.name))
+        total.pending = report.pending
+    return total
+
+
 @click.command()
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--once", is_flag=True, help="Catch up once and exit (no watching).")
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Catch up once and exit (no watching); files still being written are waited for.",
+)
 def watch(dirs: tuple[Path, ...], once: bool) -> None:
     """Watch folders (default: $QUIRE_WATCH_DIRS): new and changed files are ingested, deleted
     ones hidden from search, renames followed. Run `quire worker` to process the queue."""
@@ -31,7 +52,7 @@ def watch(dirs: tuple[Path, ...], once: bool) -> None:
         if once:
             for root in roots:
                 try:
-                    report = FolderSync(db, config, root).sync()
+                    report = _catch_up(FolderSync(db, config, root), config.watch_stable_s)
                 except FolderMissing as exc:
                     error(exc.message)
                     continue
