@@ -38,6 +38,9 @@ _ASKS_NUMBER = re.compile(
     r"ratio|proportion|price|cost|fee|slope|weight|speed|capacity|count|age)|"
     r"up to what|by how|"
     r"to what (value|level))\b"
+    # a limit: "the largest … is allowed to be", "the most … may hold"
+    r"|\b(largest|smallest|biggest|maximum|minimum|most|least|fewest)\b[^?]*"
+    r"\b(allowed|permitted|may|can|must)\b"
     r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
     r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)",
     re.IGNORECASE,
