@@ -295,8 +295,8 @@ def test_missing_model_gives_none_and_one_notice(
     records = [r for r in caplog.records if r.name == "quire.retrieval.rerank"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     assert records[0].getMessage() == (
-        f"reranker model not found at {expected}; results keep fusion order "
-        "(`quire models pull reranker` installs it)"
+        f"reranker model not found at {expected}; the first hits are ordered by their best "
+        "sentence instead (`quire models pull reranker` installs it)"
     )
 
 
@@ -322,7 +322,7 @@ def test_unusable_model_gives_none_and_a_notice(
     (broken / "model.onnx").write_bytes(b"not a model")
     with caplog.at_level(logging.WARNING, logger="quire.retrieval.rerank"):
         assert load_reranker(Settings(data_dir=tmp_path, rerank_model_dir=Path("broken"))) is None
-    assert "tokenizer.json not found" in caplog.text and "fusion order" in caplog.text
+    assert "tokenizer.json not found" in caplog.text and "best sentence" in caplog.text
 
 
 def test_model_file_preference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

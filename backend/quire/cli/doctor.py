@@ -103,7 +103,7 @@ def doctor() -> None:
         if not state.present or state.model_file is None:
             raise RuntimeError(
                 f"not installed at {state.spec.target}: run `quire models pull reranker` "
-                "(until then results keep fusion order)"
+                "(until then the first hits are ordered by their best sentence)"
             )
         check_model(state.spec.target)
         how = SOURCE_TEXT[state.manifest.source] if state.manifest else "installed by hand"

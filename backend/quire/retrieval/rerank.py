@@ -57,8 +57,8 @@ PROBE_BATCH = 8
 #: BERT's position table: no pair can be longer.
 MAX_POSITIONS = 512
 _NOT_FOUND = (
-    "reranker model not found at %s; results keep fusion order "
-    "(`quire models pull reranker` installs it)"
+    "reranker model not found at %s; the first hits are ordered by their best sentence "
+    "instead (`quire models pull reranker` installs it)"
 )
 
 
@@ -341,7 +341,11 @@ def load_reranker(settings: Settings) -> Reranker | None:
         )
     except RerankerUnavailable as e:
         # A broken install degrades search quality, not availability.
-        log.warning("%s; results keep fusion order (`quire models pull --force`)", e.message)
+        log.warning(
+            "%s; the first hits are ordered by their best sentence instead "
+            "(`quire models pull --force`)",
+            e.message,
+        )
         return None
 
 

@@ -71,7 +71,10 @@ def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
     elif find_model_file(resolve_model_dir(settings)) is not None:
         error = "installed after the API started: restart it to rerank"
     else:
-        error = "not installed: run `quire models pull reranker` (until then, fusion order)"
+        error = (
+            "not installed: run `quire models pull reranker` "
+            "(until then, the first hits by their best sentence)"
+        )
     return RerankerStatus(model=model, loaded=loaded, error=error)
 
 
