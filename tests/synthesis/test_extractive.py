@@ -318,3 +318,8 @@ def test_a_limit_asks_for_a_number_and_a_superlative_alone_does_not() -> None:
     assert Asks.of("What is the largest a junior unit is allowed to be?").kind == "number"
     assert Asks.of("What is the most a landlord may charge?").kind == "number"
     assert Asks.of("Which is the largest planet?").kind == "other"
+
+
+def test_which_kinds_of_asks_for_a_list() -> None:
+    assert Asks.of("Along which kinds of factors do marketers divide their market?").kind == "list"
+    assert Asks.of("What types of registers are there?").kind == "list"

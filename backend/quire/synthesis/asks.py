@@ -64,7 +64,9 @@ _ASKS_NAME = re.compile(
     re.I,
 )
 _ASKS_LIST = re.compile(
-    r"\b(which|what) (two|three|four|five|six|several)\b|\bwhat are the\b|\blist\b", re.I
+    r"\b(which|what) (two|three|four|five|six|several)\b|\bwhat are the\b|\blist\b"
+    r"|\b(which|what) (kinds|types|sorts) of\b",
+    re.I,
 )
 _ASKS_DEFINITION = re.compile(
     r"^\s*(what|who) (is|are) (an? |the )?\S+(\s+\S+){0,3}\s*\?*\s*$"
