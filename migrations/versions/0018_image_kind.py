@@ -11,9 +11,7 @@ Create Date: 2026-12-05
 
 from collections.abc import Sequence
 
-from alembic import op
-
-from quire.storage.migrate import applies_to, rewrite_table_sql
+from quire.storage.migrate import add_document_kinds, remove_document_kinds
 
 revision: str = "0018"
 down_revision: str | None = "0017"
@@ -27,32 +25,9 @@ BEFORE = (
 IMAGE = ("image",)
 
 
-def _check(kinds: tuple[str, ...], sep: str) -> str:
-    return f"kind IN ({sep.join(repr(k) for k in kinds)})"
-
-
-def _postgres(kinds: tuple[str, ...]) -> None:
-    op.execute("ALTER TABLE documents DROP CONSTRAINT ck_documents_kind")
-    op.execute(
-        f"ALTER TABLE documents ADD CONSTRAINT ck_documents_kind CHECK ({_check(kinds, ', ')})"
-    )
-
-
 def upgrade() -> None:
-    if applies_to("sqlite"):
-        rewrite_table_sql(
-            op.get_bind(), "documents", _check(BEFORE, ","), _check(BEFORE + IMAGE, ",")
-        )
-    else:
-        _postgres(BEFORE + IMAGE)
+    add_document_kinds(BEFORE, IMAGE)
 
 
 def downgrade() -> None:
-    # The old schema has no place for them (their pages, chunks and jobs cascade).
-    op.execute("DELETE FROM documents WHERE kind = 'image'")
-    if applies_to("sqlite"):
-        rewrite_table_sql(
-            op.get_bind(), "documents", _check(BEFORE + IMAGE, ","), _check(BEFORE, ",")
-        )
-    else:
-        _postgres(BEFORE)
+    remove_document_kinds(BEFORE, IMAGE)

@@ -77,6 +77,37 @@ def rewrite_table_sql(conn: sa.Connection, table: str, old: str, new: str) -> No
         raise RuntimeError(f"integrity check after the CHECK rewrite: {check}")
 
 
+def _kinds_check(kinds: tuple[str, ...], sep: str) -> str:
+    return f"kind IN ({sep.join(repr(k) for k in kinds)})"
+
+
+def _set_document_kinds(old: tuple[str, ...], new: tuple[str, ...]) -> None:
+    """``documents.kind``'s CHECK from ``old`` to ``new``: edited in place on SQLite
+    (``rewrite_table_sql``), dropped and added again on PostgreSQL (which checks the rows)."""
+    if applies_to("sqlite"):
+        rewrite_table_sql(
+            op.get_bind(), "documents", _kinds_check(old, ","), _kinds_check(new, ",")
+        )
+    else:
+        op.execute("ALTER TABLE documents DROP CONSTRAINT ck_documents_kind")
+        op.execute(
+            "ALTER TABLE documents ADD CONSTRAINT ck_documents_kind "
+            f"CHECK ({_kinds_check(new, ', ')})"
+        )
+
+
+def add_document_kinds(before: tuple[str, ...], added: tuple[str, ...]) -> None:
+    """A revision's upgrade that admits the kinds ``added`` beside ``before`` (0017, 0018)."""
+    _set_document_kinds(before, before + added)
+
+
+def remove_document_kinds(before: tuple[str, ...], added: tuple[str, ...]) -> None:
+    """Its downgrade: the old schema has no place for documents of the ``added`` kinds (their
+    pages, chunks and jobs cascade), then the CHECK admits ``before`` only."""
+    op.execute(f"DELETE FROM documents WHERE {_kinds_check(added, ', ')}")
+    _set_document_kinds(before + added, before)
+
+
 def applies_to(backend: str) -> bool:
     """Whether the revision being applied is for this library's database ("sqlite" or
     "postgresql"): a revision for one only starts ``if not applies_to(...): return``. The
