@@ -137,7 +137,7 @@ class Searcher:
         counts["fused"] = len(fused)
         order, rerank_scores, spans, report = self._rerank(req, [cid for cid, _ in fused])
         hits = self._hydrate(req, order, ranks, scores, dict(fused), rerank_scores, spans)
-        if req.options.rerank and self.reranker is None and self.order is not None:
+        if req.options.rerank and self.reranker is None:
             hits = self._by_sentence(req, hits)
         req.timings["total"] = _ms(t_start)
         return SearchResult(
@@ -311,12 +311,8 @@ class Searcher:
         """The cross-encoder's order of the fused candidates (fusion order when there is no
         model or it fails), cut to the request's limit; and the span of each chunk it read:
         the best window of sentences widened to ``rerank_passage_chars`` (see windows.py)."""
-        if not req.options.rerank:
-            return order[: req.limit], {}, {}, None
-        if self.reranker is None:
-            if self.order is None:
-                req.notices.append("no reranker model installed: results keep fusion order")
-            return order[: req.limit], {}, {}, None
+        if not req.options.rerank or self.reranker is None:
+            return order[: req.limit], {}, {}, None  # without one: _by_sentence
         if not order:
             return order, {}, {}, None
         t0 = time.perf_counter()
@@ -347,8 +343,11 @@ class Searcher:
         return outcome.order[: req.limit], outcome.scores, read, outcome.report()
 
     def _by_sentence(self, req: _Request, hits: list[Hit]) -> list[Hit]:
-        """The hits in the order of their best sentence (``order``); fusion order if it fails."""
-        assert self.order is not None
+        """A search that asked to rerank without a cross-encoder: the hits in the order of their
+        best sentence (``order``); fusion order without one, or if it fails."""
+        if self.order is None:
+            req.notices.append("no reranker model installed: results keep fusion order")
+            return hits
         t0 = time.perf_counter()
         try:
             ordered = self.order(req.query, hits)
