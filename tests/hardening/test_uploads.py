@@ -30,6 +30,7 @@ BOUNDARY = "quireboundary"
 def _in_flight(hops: int) -> int:
     """The most a body can sit in socket buffers on its way through ``hops`` TCP connections:
     each connection's largest send and receive buffer (Linux autotunes up to these)."""
+
     def largest(name: str) -> int:
         return int(Path(f"/proc/sys/net/ipv4/{name}").read_text().split()[-1])
 

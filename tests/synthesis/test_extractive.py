@@ -323,3 +323,26 @@ def test_a_limit_asks_for_a_number_and_a_superlative_alone_does_not() -> None:
 def test_which_kinds_of_asks_for_a_list() -> None:
     assert Asks.of("Along which kinds of factors do marketers divide their market?").kind == "list"
     assert Asks.of("What types of registers are there?").kind == "list"
+
+
+def test_a_question_in_another_language_asks_for_what_it_asks_in_english() -> None:
+    year = Asks.of("В каком году была основана фабрика, отмеченная в календаре на 2017 год?")
+    assert year.kind == "date"
+    # The question's own year is context, not the answer.
+    assert year.gives("Календарь знаменательных и памятных дат на 2017 год.") == 0.0
+    assert year.gives("150 лет со времени основания фабрики «Красный Октябрь» (1867)") == 1.0
+    deadline = Asks.of("Jusqu'à quelle date peut-on s'inscrire pour l'année 2018-2019 ?")
+    assert deadline.kind == "date" and deadline.gives("La date limite du 16 septembre 2018") == 1.0
+    assert deadline.gives("Inscriptions pour l'année 2018-2019") == 0.0
+    assert Asks.of("Combien de magistrats siégeront dans la commission ?").kind == "number"
+    assert Asks.of("Hoeveel liter water gaat er in de soep?").kind == "number"
+    assert Asks.of("Wie viele Einwohner hat Berlin?").kind == "number"
+    assert Asks.of("¿Quién escribió el informe?").kind == "name"
+    assert Asks.of("Кто написал книгу?").kind == "name"
+    # A relative "qui" inside the question asks for nothing; an English "may" is no month.
+    assert Asks.of("Que fait la commission qui contrôle les écoutes ?").kind == "other"
+    assert Asks.of("When did he leave?").gives("He may leave later.") == 0.0
+    # A whole date in the question's year is a date.
+    due = Asks.of("By what date does invoice FV 1/2021 have to be paid?")
+    assert due.gives("Termin płatności: 2021-05-03") == 1.0
+    assert due.gives("Faktura nr FV 1/2021") == 0.0

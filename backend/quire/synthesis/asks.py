@@ -42,14 +42,22 @@ _ASKS_NUMBER = re.compile(
     r"|\b(largest|smallest|biggest|maximum|minimum|most|least|fewest)\b[^?]*"
     r"\b(allowed|permitted|may|can|must)\b"
     r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
-    r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)",
+    r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)"
+    # French, Spanish, Portuguese, Italian, German, Dutch, Russian
+    r"|\b(combien|cu[aá]nt[oa]s?|quant[oaie]s?|wie (viele?|lange?|gro[sß]|hoch|weit|alt|oft|"
+    r"schnell|schwer|teuer)|hoeveel|hoe (lang|groot|hoog|ver|oud|vaak|snel|zwaar|duur)|"
+    r"сколько)\b",
     re.IGNORECASE,
 )
 _ASKS_DATE = re.compile(
     # "When did …?", not the clause of "When the simulation starts, what …?"
     r"^\W*(since |until )?when (is|was|were|are|did|does|do|will|would|can|could|has|have|"
     r"had|should|must|may|might)\b|\b(what year|which year|what date|in which year|what day)\b|"
-    r"何月|何日|何年|いつ|哪年|哪一年|何時|幾時|几时|哪天|哪幾年|哪几年",
+    r"何月|何日|何年|いつ|哪年|哪一年|何時|幾時|几时|哪天|哪幾年|哪几年"
+    r"|^\W*(¿\s*)?(quand|cu[aá]ndo|quando|wann|wanneer|когда)\b"
+    r"|\b(en quelle année|quelle date|jusqu'à quand|en qu[eé] año|qu[eé] fecha|hasta cu[aá]ndo|"
+    r"em que ano|in che anno|in welchem jahr|bis wann|in welk jaar|welke datum|"
+    r"в каком году|какого числа|какая дата|с какого года)\b",
     re.I,
 )
 # "Who …?", "Where …?" (not the relative "a partner who cooperates"), "which register",
@@ -60,7 +68,12 @@ _ASKS_NAME = re.compile(
     r"organi[sz]ation|ship|vessel|schooner|name|register|function|file|tag|image|tool|"
     r"command|model|algorithm|hash|language|denomination|opcode|instruction|abi|format|"
     r"library|label|version|term|word)s?\b|what (is|was) (it|the \w+) called\b"
-    r"|誰|だれ|名前|谁|誰人|何人|どこ|哪裡|哪里",
+    r"|誰|だれ|名前|谁|誰人|何人|どこ|哪裡|哪里"
+    r"|^\W*(¿\s*)?((à|de|par|pour|a|por|para|con|von|mit|у|с|к) )?"
+    r"(qui|où|qui[eé]n(es)?|d[oó]nde|quem|onde|chi|dove|wer|wem|wo|кто|кого|где)\b"
+    r"|\b(quel(le)?s? (nom|auteur|ville|pays|norme|loi|entreprise|organisation)|"
+    r"qu[eé] (nombre|norma|ley|autor|ciudad|pa[ií]s|empresa|organizaci[oó]n)|"
+    r"как(ой|ая|ое|ие) (город|страна|закон|автор|организаци)|как называ)",
     re.I,
 )
 _ASKS_LIST = re.compile(
@@ -90,7 +103,16 @@ _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}(st|nd|rd|th)? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
     r"Nov|Dec)|\b(January|February|March|April|May|June|July|August|September|October|"
     r"November|December)\b|[年月日]"
+    # the months of French, Spanish, Portuguese, Italian, German, Dutch and Russian dates
+    r"|(?i:\b\d{1,2}(er|º|\.)? (de )?(janvier|février|mars|avril|mai|juin|juillet|août|septembre|"
+    r"octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio|agosto|"
+    r"sept?iembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|"
+    r"setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|"
+    r"settembre|ottobre|dicembre|januar|februar|märz|juni|juli|oktober|dezember|januari|"
+    r"februari|maart|mei|augustus|januar|января|февраля|марта|апреля|мая|июня|июля|"
+    r"августа|сентября|октября|ноября|декабря)\b)"
 )
+_FULL_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[./]\d{1,2}[./](\d\d){1,2}\b")
 # A capitalised word not at the start of the text or of a sentence, or a code-like token
 # (x8, s0, 0x5f, SHA2-256, traefik:v2.11).
 _NAME = re.compile(
@@ -195,7 +217,11 @@ class Asks:
                 return 1.0 if _DIGIT.search(text) else 0.0
             return 1.0 if _numbers(text) - self.said else 0.0
         if self.kind == "date":
-            return 1.0 if _YEAR.search(text) else 0.0
+            # The question's own year ("the calendar for 2017") is not the date it asks for;
+            # a whole date in that year is ("2021-05-03" for "invoice FV 1/2021").
+            if _FULL_DATE.search(text):
+                return 1.0
+            return 1.0 if any(m.group(0) not in self.said for m in _YEAR.finditer(text)) else 0.0
         if self.kind == "name":
             if self.unspaced or has_unspaced(text):
                 return 0.5
