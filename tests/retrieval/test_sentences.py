@@ -73,3 +73,15 @@ def test_a_row_longer_than_a_unit_is_split_into_the_sentences_of_its_cells() -> 
     units = [u for _, u in split_sentences(long)]
     assert len(units) > 1 and all(len(u) <= MAX_CHARS for u in units)
     assert all(long[o : o + len(u)] == u for o, u in split_sentences(long))
+
+
+def test_lines_that_each_start_as_a_list_item_are_units() -> None:
+    # A calendar's entries set on lines of one paragraph: each holds its own fact.
+    calendar = (
+        "150 лет: со времени основания фабрики «Красный Октябрь» (1867)\n"
+        "125 лет: со времени существования Третьяковской галереи (1892)"
+    )
+    assert [u for _, u in split_sentences(calendar)] == calendar.split("\n")
+    assert len(split_sentences("- first item here\n- second item")) == 2
+    # Lines of running text stay one sentence.
+    assert len(split_sentences("The value is given\nin the table below.")) == 1

@@ -346,3 +346,11 @@ def test_a_question_in_another_language_asks_for_what_it_asks_in_english() -> No
     due = Asks.of("By what date does invoice FV 1/2021 have to be paid?")
     assert due.gives("Termin płatności: 2021-05-03") == 1.0
     assert due.gives("Faktura nr FV 1/2021") == 0.0
+
+
+def test_a_limit_is_answered_by_a_sentence_that_states_one() -> None:
+    asks = Asks.of("What is the largest a junior accessory dwelling unit is allowed to be?")
+    assert asks.gives("A junior unit is no more than 500 square feet in size.") == 1.0
+    assert asks.gives("It complies with Government Code section 65852.22.") == 0.5
+    assert asks.gives("It complies with the code.") == 0.0
+    assert asks.gives("the creation fails if ‖o‖ > 24576") == 1.0

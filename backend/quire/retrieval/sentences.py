@@ -3,11 +3,12 @@ stage and the extractive answers score, and what an answer quotes.
 
 Sentences are split with a regular expression that keeps abbreviations, initials and decimals
 together (the texts are a few dozen passages of clean text; a sentence-splitting library would
-add a dependency for no measurable gain). A "sentence" made of short lines, or of lines laid
-out as columns, is a table, a list or code: each line is a unit of its own, since a line of a
-table holds one fact. A PDF table's row is one line, ``Header: value · Header: value``
-(formats/pdf/rows.py), and one unit whatever its cells say: no sentence ends inside it, unless
-it is longer than ``MAX_CHARS`` (cells of whole paragraphs): then its sentences are units.
+add a dependency for no measurable gain). A "sentence" made of short lines, of lines laid out
+as columns, or of lines that each start as a list item does, is a table, a list or code: each
+line is a unit of its own, since a line of a table or list holds one fact. A PDF table's row
+is one line, ``Header: value · Header: value`` (formats/pdf/rows.py), and one unit whatever its
+cells say: no sentence ends inside it, unless it is longer than ``MAX_CHARS`` (cells of whole
+paragraphs): then its sentences are units.
 
     split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
     split_sentences("彼は言った。「本当か？」と聞いた。")  # [(0, "彼は言った。"), (6, "「本当…")]
@@ -43,6 +44,8 @@ SHORT_LINE = 32
 ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t|\S \u00b7 \S")
 #: A PDF table's row, as the page text has it: one line of cells joined by " · ".
 TABLE_ROW = re.compile(r"^[^\n]*\S \u00b7 \S[^\n]*$", re.M)
+#: A line that starts as an item of a list does: a bullet, "3.", "(b)", "12:", "150 years:".
+LIST_ITEM = re.compile(r"^\s*([-•*–▪◦]\s|\(?\w{1,3}[.)]\s|\d+(\s\w+)?:\s)")
 
 
 def split_sentences(passage: str) -> list[tuple[int, str]]:
@@ -101,6 +104,7 @@ def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None
     if (
         rows >= 2
         or any(TABLE_ROW.fullmatch(ln) for ln in lines)
+        or (filled >= 2 and all(LIST_ITEM.match(ln) for ln in lines if ln.strip()))
         or (filled > 2 and (len(sentence) > MAX_CHARS or len(sentence) / filled < SHORT_LINE))
     ):
         # Rows of a table or code: each line is a unit of its own.

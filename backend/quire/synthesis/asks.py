@@ -26,6 +26,19 @@ from quire.text.stopwords import is_stopword
 
 Kind = Literal["number", "date", "name", "definition", "list", "yesno", "other"]
 
+# A limit: "the largest … is allowed to be", "the most … may hold", "up to what size".
+_LIMIT = re.compile(
+    r"\b(largest|smallest|biggest|maximum|minimum|most|least|fewest)\b[^?]*"
+    r"\b(allowed|permitted|may|can|must)\b|\bup to what\b|\bwhat (\w+ )?limit\b",
+    re.I,
+)
+# How a text states a limit: "no more than 500 square feet", "shall not exceed", "at most".
+_STATES_LIMIT = re.compile(
+    r"\b(no|not) (more|less|larger|smaller|greater|bigger|fewer) than\b|\bnot (to )?exceed"
+    r"|\b(at most|at least|up to|maximum|minimum|limited to|cap(ped)? (at|of))\b"
+    r"|[<>≤≥⩽⩾]\s*\d",  # a formula's bound: "‖o‖ > 24576"
+    re.I,
+)
 _ASKS_NUMBER = re.compile(
     r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall|"
     r"clustered|steep|heavy)|"
@@ -38,10 +51,9 @@ _ASKS_NUMBER = re.compile(
     r"ratio|proportion|price|cost|fee|slope|weight|speed|capacity|count|age)|"
     r"up to what|by how|"
     r"to what (value|level))\b"
-    # a limit: "the largest … is allowed to be", "the most … may hold"
-    r"|\b(largest|smallest|biggest|maximum|minimum|most|least|fewest)\b[^?]*"
-    r"\b(allowed|permitted|may|can|must)\b"
-    r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
+    r"|"
+    + _LIMIT.pattern
+    + r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
     r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)"
     # French, Spanish, Portuguese, Italian, German, Dutch, Russian
     r"|\b(combien|cu[aá]nt[oa]s?|quant[oaie]s?|wie (viele?|lange?|gro[sß]|hoch|weit|alt|oft|"
@@ -128,6 +140,8 @@ _TOKEN = re.compile(r"\d[\d,.]*\d|\w+", re.UNICODE)
 # A section number (2.4., 3.1.2): says where, not what.
 _SECTION = re.compile(r"^\d+(\.\d+)+\.?$")
 _ALTERNATIVES = re.compile(r"\b(\w+)\s+or\s+(\w+)\b", re.I)
+#: What a number gives a question asking for a limit when its sentence states none.
+LIMIT_UNSTATED = 0.5
 #: New content words for a sentence to count as fully new (novelty 1).
 NEW_WORDS = 2
 #: Words sharing this long a prefix are the same word ("refunded", "refundable").
@@ -165,6 +179,7 @@ class Asks:
     names: set[str] = field(default_factory=set)
     alternatives: list[tuple[str, str]] = field(default_factory=list)
     unspaced: bool = False
+    limit: bool = False  # a number asked as a bound: "the largest … is allowed to be"
 
     @classmethod
     def of(cls, question: str) -> Asks:
@@ -186,6 +201,7 @@ class Asks:
                 if not is_stopword(a.lower()) and not is_stopword(b.lower())
             ],
             unspaced=has_unspaced(question),
+            limit=kind == "number" and bool(_LIMIT.search(question)),
         )
 
     def new_words(self, text: str) -> list[str]:
@@ -215,7 +231,11 @@ class Asks:
         if self.kind == "number":
             if self.unspaced or has_unspaced(text):
                 return 1.0 if _DIGIT.search(text) else 0.0
-            return 1.0 if _numbers(text) - self.said else 0.0
+            if not _numbers(text) - self.said:
+                return 0.0
+            # A limit is stated as one ("no more than 500 square feet"); another number in
+            # the passage is likelier a count, a date or a section of a code.
+            return 1.0 if not self.limit or _STATES_LIMIT.search(text) else LIMIT_UNSTATED
         if self.kind == "date":
             # The question's own year ("the calendar for 2017") is not the date it asks for;
             # a whole date in that year is ("2021-05-03" for "invoice FV 1/2021").
