@@ -239,6 +239,11 @@ class Settings(BaseSettings):
     dense_mirror: bool = Field(
         default=True, description="Serve KNN from an in-memory copy of the vectors (faster)."
     )
+    warm_up: bool = Field(
+        default=True,
+        description="Load what search needs when the API starts, in the background, so that "
+        "the first question is as fast as the rest (/api/health says `warm`).",
+    )
 
     # Reranking
     rerank_model_dir: Path | None = Field(

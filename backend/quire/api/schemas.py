@@ -181,6 +181,11 @@ class HealthOut(BaseModel):
     embedder: EmbedderStatus | None = None
     reranker: RerankerStatus | None = None
     formats: list[FormatOut] = Field(default_factory=list)
+    warm: bool = Field(
+        default=False,
+        description="Whether search has loaded what it needs (QUIRE_WARM_UP, at start, in the "
+        "background): until then the first question is slower than the rest.",
+    )
 
 
 class LanguagesEmbedder(BaseModel):

@@ -1015,6 +1015,12 @@ export interface components {
             reranker?: components["schemas"]["RerankerStatus"] | null;
             /** Formats */
             formats?: components["schemas"]["FormatOut"][];
+            /**
+             * Warm
+             * @description Whether search has loaded what it needs (QUIRE_WARM_UP, at start, in the background): until then the first question is slower than the rest.
+             * @default false
+             */
+            warm: boolean;
         };
         /** HitOut */
         HitOut: {
