@@ -33,6 +33,16 @@ class JobOut(BaseModel):
     attempts: int = 0
     error: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+    ahead: int | None = Field(
+        default=None,
+        description="Queued or running: files the workers take before this one (0: next).",
+    )
+    running: int | None = Field(default=None, description="Files being read now.")
+    eta_s: float | None = Field(
+        default=None,
+        description="Estimated seconds until it is done, from how fast this library's last "
+        "files went; null before any has finished.",
+    )
 
 
 class JobBrief(BaseModel):

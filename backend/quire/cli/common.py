@@ -49,10 +49,30 @@ def fail(exc: QuireError, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def default_workers() -> int:
-    """Workers for ``--wait``: one per core (at most 4), each embedding on one thread — on a
-    busy 2-core box two single-thread runs beat one two-thread run (bench/embed.py)."""
-    return max(1, min(4, os.cpu_count() or 1))
+#: Memory one ingest worker may need: its embedder, a document's text and vectors, and the
+#: extraction process beside it (a 244-page book peaks near 600 MB).
+WORKER_MB = 1024
+#: ``--wait`` runs its workers as threads of this process: they stop gaining past this many
+#: (one process with 16 threads embedded 62 chunks/s, 16 processes 166).
+WAIT_THREADS = 4
+
+
+def default_workers(config: Settings | None = None) -> int:
+    """Ingest workers to run at once: QUIRE_WORKERS, else one per core, each embedding on one
+    thread (on a busy 2-core box two single-thread runs beat one two-thread run,
+    bench/embed.py), as many as half the memory holds at ``WORKER_MB`` each."""
+    if config is not None and config.workers:
+        return config.workers
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, _memory_mb() // 2 // WORKER_MB or 1))
+
+
+def _memory_mb() -> int:
+    """The machine's memory in MB (POSIX; elsewhere a figure that does not bound anything)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (AttributeError, ValueError, OSError):
+        return 1 << 20
 
 
 def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, workers: int = 1) -> int:

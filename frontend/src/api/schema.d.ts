@@ -1162,6 +1162,21 @@ export interface components {
             detail?: {
                 [key: string]: unknown;
             };
+            /**
+             * Ahead
+             * @description Queued or running: files the workers take before this one (0: next).
+             */
+            ahead?: number | null;
+            /**
+             * Running
+             * @description Files being read now.
+             */
+            running?: number | null;
+            /**
+             * Eta S
+             * @description Estimated seconds until it is done, from how fast this library's last files went; null before any has finished.
+             */
+            eta_s?: number | null;
         };
         /** LLMBackendOut */
         LLMBackendOut: {
