@@ -45,3 +45,21 @@ describe('UploadRow', () => {
     )
   })
 })
+
+describe('UploadRow percentages', () => {
+  it('shows one percentage, the one its bar shows', () => {
+    const w = mount(UploadRow, {
+      props: {
+        item: item({
+          phase: 'processing',
+          stage: 'ocr',
+          progress: 0.3,
+          stageProgress: 0,
+          searchable: true,
+        }),
+      },
+    })
+    expect(w.get('.state').text()).toBe('searchable by keywords · OCR 30%')
+    expect(w.get('progress').attributes('value')).toBe('0.3')
+  })
+})
