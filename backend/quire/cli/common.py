@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -16,7 +17,6 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from quire.config import Settings
 from quire.errors import QuireError
-from quire.ingest.worker import Worker
 from quire.storage import jobs
 from quire.storage.db import Database
 
@@ -52,9 +52,6 @@ def fail(exc: QuireError, code: int = 1) -> NoReturn:
 #: Memory one ingest worker may need: its embedder, a document's text and vectors, and the
 #: extraction process beside it (a 244-page book peaks near 600 MB).
 WORKER_MB = 1024
-#: ``--wait`` runs its workers as threads of this process: they stop gaining past this many
-#: (one process with 16 threads embedded 62 chunks/s, 16 processes 166).
-WAIT_THREADS = 4
 
 
 def default_workers(config: Settings | None = None) -> int:
@@ -76,13 +73,17 @@ def _memory_mb() -> int:
 
 
 def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, workers: int = 1) -> int:
-    """Run ``workers`` workers in this process until the jobs (id -> name) end, with an
-    overall line (files, pages, chunks, time left) and a bar per running file; returns how
-    many failed. Interrupted, the jobs stay queued: running the command again resumes them."""
-    pool = [Worker(settings, db=db) for _ in range(max(1, workers))]
-    threads = [threading.Thread(target=w.run, kwargs={"drain": False}, daemon=True) for w in pool]
-    for thread in threads:
-        thread.start()
+    """Run ``workers`` worker processes (``quire worker``, at most one per job) until the jobs
+    (id -> name) end, with an overall line (files, pages, chunks, time left) and a bar per
+    running file; returns how many failed. Processes, not threads: the embedder scales with
+    single-thread processes and not with threads of one. Interrupted, the jobs stay queued:
+    running the command again resumes them."""
+    pool = [_worker_process(settings) for _ in range(max(1, min(workers, len(pending))))]
+    relays = [
+        threading.Thread(target=_relay, args=(proc,), daemon=True) for proc in pool if proc.stderr
+    ]
+    for relay in relays:
+        relay.start()
     failures = 0
     pending = dict(pending)
     total = len(pending)
@@ -143,13 +144,47 @@ def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, worke
                 )
                 time.sleep(0.2)
         finally:
-            for w in pool:
-                w.stop()
-            for thread in threads:
-                thread.join(timeout=30)
-            for w in pool:
-                w.close()
+            _stop(pool)
+            for relay in relays:
+                relay.join(timeout=5)
     return failures
+
+
+def _worker_process(settings: Settings) -> subprocess.Popen[str]:
+    """A ``quire worker`` on this library, its log lines piped back (see ``_relay``)."""
+    env = {**os.environ, "QUIRE_DATA_DIR": str(settings.data_dir)}
+    if settings.database_url:
+        env["QUIRE_DATABASE_URL"] = settings.database_url
+    return subprocess.Popen(
+        [sys.executable, "-m", "quire", "worker"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _relay(proc: subprocess.Popen[str]) -> None:
+    """A worker's log lines, written to this process's stderr, which the progress display
+    prints above its bars (a child writing to the terminal itself would tear them)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        sys.stderr.write(line)
+
+
+def _stop(pool: list[subprocess.Popen[str]]) -> None:
+    """Ask the workers to stop after their current job (SIGTERM), then make sure of it."""
+    for proc in pool:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 30
+    for proc in pool:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _clock(seconds: float) -> str:

@@ -11,7 +11,6 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from quire.cli.common import (
-    WAIT_THREADS,
     console,
     default_workers,
     err_console,
@@ -64,8 +63,8 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     "--workers",
     type=click.IntRange(1, 16),
     default=None,
-    help="Files processed at once with --wait (default: QUIRE_WORKERS, else one per core, "
-    "at most 4: they run as threads here).",
+    help="Worker processes for --wait (default: QUIRE_WORKERS, else one per core as memory "
+    "allows).",
 )
 def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
     """Add files and folders (PDF, EPUB, Office, page images, Perplexity markdown, md, txt)."""
@@ -114,8 +113,7 @@ def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
                 queued.setdefault(intake.job_id, path.name)
             bar.advance(task)
     if wait and queued:
-        workers = workers or min(WAIT_THREADS, default_workers(config))
-        failures += run_jobs(config, db, queued, workers=workers)
+        failures += run_jobs(config, db, queued, workers=workers or default_workers(config))
     elif queued:
         console.print(
             "Run [bold]quire worker[/bold] (or [bold]make run[/bold]) to process the queue."
