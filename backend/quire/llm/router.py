@@ -43,6 +43,7 @@ class _Health:
     ok: bool
     error: str | None
     at: float
+    code: str | None = None  # the error's code (llm_model_not_pulled: the server is up)
     models: list[ModelInfo] = field(default_factory=list)
 
 
@@ -116,6 +117,7 @@ class LLMRouter:
                     "model": backend.model,
                     "ok": health.ok,
                     "error": health.error,
+                    "code": health.code,
                     "models": [m.name for m in health.models],
                 }
             )
@@ -174,7 +176,7 @@ class LLMRouter:
                     yield delta
             except LLMUnavailable as e:
                 if _server_fault(e):
-                    self._set(i, ok=False, error=e.message)
+                    self._set(i, ok=False, error=e.message, code=e.code)
                 if started:
                     if isinstance(e, LLMInterrupted):
                         raise
@@ -239,7 +241,7 @@ class LLMRouter:
                 models = await backend.check()
             except LLMUnavailable as e:
                 log.warning("%s is not usable: %s", backend_label(backend), e.message)
-                self._set(i, ok=False, error=e.message)
+                self._set(i, ok=False, error=e.message, code=e.code)
                 return False
             self._set(i, ok=True, error=None, models=models)
             return True
@@ -251,12 +253,18 @@ class LLMRouter:
         return None
 
     def _set(
-        self, i: int, *, ok: bool, error: str | None, models: list[ModelInfo] | None = None
+        self,
+        i: int,
+        *,
+        ok: bool,
+        error: str | None,
+        models: list[ModelInfo] | None = None,
+        code: str | None = None,
     ) -> None:
         known = self._health.get(i)
         if models is None:
             models = known.models if known is not None else []
-        self._health[i] = _Health(ok=ok, error=error, at=self._clock(), models=models)
+        self._health[i] = _Health(ok=ok, error=error, at=self._clock(), models=models, code=code)
 
 
 def make_router(settings: Settings) -> LLMRouter | None:

@@ -856,6 +856,11 @@ export interface components {
             model: string | null;
             /** Notices */
             notices: string[];
+            /**
+             * Extractive Reason
+             * @description Extractive mode: why the answer is quoted rather than written (as in the start event, or the model that failed before answering).
+             */
+            extractive_reason: string | null;
             /** Timings Ms */
             timings_ms: {
                 [key: string]: number;
@@ -1928,6 +1933,11 @@ export interface components {
             model: string | null;
             /** Notices */
             notices: string[];
+            /**
+             * Extractive Reason
+             * @description Extractive mode: why the answer is quoted rather than written (the LLM switched off, none set up or reachable); said once, in the answer's first line.
+             */
+            extractive_reason: string | null;
         };
         /** SyncIn */
         SyncIn: {

@@ -113,8 +113,8 @@ describe('UploadView summary', () => {
   it('says so when every file failed, and offers no question to ask', async () => {
     const w = await mountView({ mode: 'single', user: null })
     await drop(w, 'bad-1.exe', 'bad-2.exe', 'bad-3.exe')
-    await flushPromises()
-    const summary = w.get('[data-testid="upload-summary"]')
+    // Two at a time: the third is sent once one of the first two is answered.
+    const summary = await vi.waitFor(() => w.get('[data-testid="upload-summary"]'))
     expect(summary.text()).toBe('None of the 3 files could be added: the reason is under each.')
     expect(summary.find('a').exists()).toBe(false)
     expect(w.findAll('[data-testid="upload-error"]')).toHaveLength(3)
@@ -123,8 +123,7 @@ describe('UploadView summary', () => {
   it('counts what went in, what was there already and what failed', async () => {
     const w = await mountView({ mode: 'single', user: null })
     await drop(w, 'notes.pdf', 'bad.exe')
-    await flushPromises()
-    const summary = w.get('[data-testid="upload-summary"]')
+    const summary = await vi.waitFor(() => w.get('[data-testid="upload-summary"]'))
     expect(summary.text()).toContain(
       'Done: 1 file already in the library, 1 file failed (see above).',
     )
