@@ -123,6 +123,13 @@ class LLMRouter:
             )
         return rows
 
+    async def missing_model(self) -> str | None:
+        """When no backend answers because its server lacks the model: that server's words,
+        which say the fix (``ollama pull …``); None when the servers are down or answer."""
+        rows = await self.status()
+        missing = [r["error"] for r in rows if r.get("code") == LLMModelNotPulled.code]
+        return missing[0] if missing else None
+
     def stream(
         self,
         messages: Sequence[Message],

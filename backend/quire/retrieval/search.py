@@ -13,7 +13,6 @@ search returns is in retrieval/hits.py.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,9 +42,6 @@ from quire.text.language import language_name
 from quire.text.scripts import text_language
 
 log = logging.getLogger(__name__)
-#: What ``Searcher.warm`` searches for: ordinary words, so that every leg runs.
-WARM_QUERY = "what does the introduction say about the results"
-
 MAX_QUERY_CHARS = 2000  # what the legs see; longer questions are cut with a notice
 RERANK_TOP = {"precise": 35, "exhaustive": 60}
 #: The best fused candidates the window stage scores (the others get no window score).
@@ -101,32 +97,10 @@ class Searcher:
         self.order = order
         self.legs = open_legs(db, settings)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
-        #: Set once ``warm`` has run: the first question is as fast as the rest.
-        self.warmed = threading.Event()
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.legs.close()
-
-    def warm(self) -> None:
-        """Load what searches need before the first question comes: the dense mirror of the
-        vectors, the embedder's and the ranker's first run, the index pages every search
-        reads (1.7 s of the first search at 100k chunks otherwise). Errors are logged: a
-        search would meet them again and report them."""
-        t0 = time.perf_counter()
-        try:
-            self.run(WARM_QUERY, SearchOptions(limit=10, rerank=False))
-        except Exception:  # noqa: BLE001 - warming is an optimisation, never a failure
-            log.exception("search: warming up failed")
-        else:
-            log.info("search warmed up in %.0f ms", (time.perf_counter() - t0) * 1000)
-        self.warmed.set()
-
-    def start_warming(self) -> threading.Thread:
-        """``warm`` in a background thread (the API's start does not wait for it)."""
-        thread = threading.Thread(target=self.warm, name="quire-warm", daemon=True)
-        thread.start()
-        return thread
 
     # -- the request ------------------------------------------------------------------------
     def check(self, options: SearchOptions) -> None:

@@ -28,14 +28,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from quire.config import Settings
-from quire.errors import (
-    ErrorBody,
-    InputError,
-    LLMInterrupted,
-    LLMModelNotPulled,
-    LLMUnavailable,
-    QuireError,
-)
+from quire.errors import ErrorBody, InputError, LLMInterrupted, LLMUnavailable, QuireError
 from quire.llm.base import backend_label
 from quire.llm.router import LLMRouter
 from quire.retrieval.hits import Hit, SearchResult
@@ -160,13 +153,9 @@ class ChatEngine:
             return "extractive", None, f"no language model is set up; {SET_UP_A_MODEL}"
         available = await self.router.available()
         if not available:
-            # The servers' own errors are in the log, /api/llm and `quire doctor` (the
-            # router logged them); the answer says what to do. A model that is not pulled is
-            # the one case where the server's words are the fix (`ollama pull …`).
-            rows = await self.router.status()
-            missing = [r["error"] for r in rows if r.get("code") == LLMModelNotPulled.code]
-            if missing:
-                return "extractive", None, f"the language model is not installed: {missing[0]}"
+            # The servers' errors are the log's, /api/llm's and `quire doctor`'s to show.
+            if missing := await self.router.missing_model():
+                return "extractive", None, f"the language model is not installed: {missing}"
             return "extractive", None, f"no language model is reachable; {SET_UP_A_MODEL}"
         return "llm", backend_label(available[0]), None
 
