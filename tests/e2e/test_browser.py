@@ -310,7 +310,9 @@ def test_markup_in_a_document_never_runs(page: Page) -> None:
 
     pg.goto("/chat")
     pg.get_by_text("Options").click()
-    pg.get_by_label("Documents").select_option(label="Harbor log of the Zanzibar lighthouse")
+    picker = pg.get_by_test_id("document-filter")
+    picker.get_by_label("Find a document to search in").fill("zanzibar")
+    picker.get_by_label("Harbor log of the Zanzibar lighthouse").check()
     ask(pg, "What did the Zanzibar lighthouse keeper write about the tide during the storm?")
     answer = pg.locator('[data-testid="answer"]').last
     assert answer.locator("script, img, [onerror], [onmouseover]").count() == 0
