@@ -20,7 +20,8 @@ function show(text, state) {
 
 function warnIfCleartext(server) {
   $('warning').hidden = !isCleartext(server)
-  $('warning').textContent = `http:// sends the token and the pages unencrypted to ${server}: use https:// unless the network is your own.`
+  $('warning').textContent =
+    `http:// sends the token and the pages unencrypted to ${server}: use https:// unless the network is your own.`
 }
 
 async function load() {
@@ -33,7 +34,8 @@ async function load() {
   }
   warnIfCleartext(server)
   if (await hasAccess(server)) show(`Pages are saved to ${server}.`, 'ok')
-  else show(`The browser does not let the extension reach ${server} yet: save to allow it.`, 'setup')
+  else
+    show(`The browser does not let the extension reach ${server} yet: save to allow it.`, 'setup')
 }
 
 /** Keep the granted origins to the server's own (an earlier server's access is given up). */
@@ -86,7 +88,10 @@ async function onTest() {
     return
   }
   if (!(await hasAccess(settings.server))) {
-    show(`The browser does not let the extension reach ${settings.server}: save to allow it.`, 'error')
+    show(
+      `The browser does not let the extension reach ${settings.server}: save to allow it.`,
+      'error',
+    )
     return
   }
   show('Testing…', 'busy')

@@ -37,7 +37,9 @@ export function normaliseServer(text) {
     throw new Error(`the server's address must start with https:// or http://, not ${url.protocol}`)
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw new Error('the server address takes no user name, password, "?" or "#": put the token below')
+    throw new Error(
+      'the server address takes no user name, password, "?" or "#": put the token below',
+    )
   }
   return (url.origin + url.pathname).replace(/\/+$/, '')
 }
@@ -184,7 +186,9 @@ async function call(settings, path, init) {
   }
   if (resp.ok) return body
   const message = body?.error?.message ?? `HTTP ${resp.status} from ${settings.server}`
-  const err = new Error(resp.status === 401 ? `${message} (check the token in the settings)` : message)
+  const err = new Error(
+    resp.status === 401 ? `${message} (check the token in the settings)` : message,
+  )
   err.status = resp.status
   throw err
 }

@@ -8,23 +8,28 @@ grants on chrome://extensions (a headless browser cannot click a permission prom
     popup = click_action(ctx, ext_id, page)       # the real popup, opened as the click opens it
     popup.wait_for_status(lambda s: s["state"] != "busy")
 
-Used by tests/e2e/test_extension.py and scripts/extension_screenshots.py.
+Used by tests/e2e/test_extension.py, test_bookmarklet.py and scripts/extension_screenshots.py.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import json
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 
-from tests.conftest import REPO
+from tests.conftest import DOCS, REPO
 from tests.e2e.browser_helpers import CHROMIUM, CHROMIUM_ARGS
 
 EXTENSION = REPO / "extension"
+HTML = DOCS / "office" / "html"  # the real saved pages of issue 35
 
 
 def launch_with_extension(pw: Playwright, profile: Path, **options: Any) -> BrowserContext:
@@ -161,3 +166,43 @@ def click_action(ctx: BrowserContext, ext_id: str, page: Page) -> Popup:
             return Popup(cdp, opened[0]["targetId"], page)
         assert time.monotonic() < deadline, "the toolbar click opened no popup"
         page.wait_for_timeout(50)
+
+
+class _Pages(http.server.SimpleHTTPRequestHandler):
+    """The saved pages as a site serves them; ``/latin1/NAME`` re-encoded in windows-1252."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self.server.paths.append(self.path)  # type: ignore[attr-defined]
+        if self.path.startswith("/latin1/"):
+            text = (HTML / self.path.removeprefix("/latin1/")).read_text(encoding="utf-8")
+            body = text.replace("charset=utf-8", "charset=windows-1252").encode(
+                "cp1252", errors="xmlcharrefreplace"
+            )
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=windows-1252")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def saved_pages_site() -> Iterator[tuple[str, list[str]]]:
+    """http://localhost:PORT serving the saved pages (another host than the 127.0.0.1 of the
+    servers under test, so no permission for one covers the other), and the paths asked for."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Pages, directory=str(HTML))
+    )
+    server.paths = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}", server.paths  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

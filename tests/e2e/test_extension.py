@@ -9,69 +9,34 @@ Playwright sees every request it makes. The tests run in order on one browser pr
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, Request, sync_playwright
 
-from tests.conftest import DOCS
 from tests.e2e.extension_helpers import (
+    HTML,
     allow_site,
     click_action,
     extension_id,
     granted_origins,
     launch_with_extension,
+    saved_pages_site,
 )
 from tests.fakes.quire_save import FakeQuire
 
 pytestmark = pytest.mark.browser
 
-HTML = DOCS / "office" / "html"
 TOKEN = "extension-test-token"
 V8 = "readability-v8-blog.html"
 V8_TITLE = "Outside the web: standalone WebAssembly binaries using Emscripten · V8"
 V8_TEXT = "standalone WebAssembly binaries"
 
 
-class _Pages(http.server.SimpleHTTPRequestHandler):
-    """The saved pages as a site serves them; ``/latin1/NAME`` re-encoded in windows-1252."""
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        self.server.paths.append(self.path)  # type: ignore[attr-defined]
-        if self.path.startswith("/latin1/"):
-            text = (HTML / self.path.removeprefix("/latin1/")).read_text(encoding="utf-8")
-            body = text.replace("charset=utf-8", "charset=windows-1252").encode(
-                "cp1252", errors="xmlcharrefreplace"
-            )
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=windows-1252")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        super().do_GET()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site() -> Iterator[tuple[str, list[str]]]:
-    """http://localhost:PORT serving the saved pages, and the paths it was asked for."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Pages, directory=str(HTML))
-    )
-    server.paths = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://localhost:{server.server_address[1]}", server.paths  # type: ignore[attr-defined]
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
+    with saved_pages_site() as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

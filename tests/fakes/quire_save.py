@@ -7,11 +7,13 @@ answered as the contract of issue 35 fixes them, and every request it receives r
         fake.saves()                              # the JSON bodies of POST /api/documents/url
         fake.requests                             # everything received, in order
 
-- ``GET /api/health``: open, as the real one is (no token asked); ``{"version": …}``.
+- ``GET /api/health``: open, as the real one is (no token asked); a HealthOut.
 - ``POST /api/documents/url`` with ``{"url", "html"?, "title"?}`` and the bearer token:
   202 ``{"status": "added" | "updated", "document", "job"}``, or 200 ``"unchanged"`` when the
   same URL comes with the same HTML; 401 without the token, 422 without a ``url``.
-- Anything else: the API's JSON 404. Errors are the API's envelope (quire.api.errors).
+- Anything else under /api/: the API's JSON 404. Errors are the API's envelope
+  (quire.api.errors). With ``dist`` (the built web app), other GETs are the SPA, as nginx
+  serves it: a file of ``dist``, or index.html for a client-side route.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 
 from quire.api.errors import error_response
+from quire.api.schemas import HealthOut, VectorStatus
 from tests.fakes.server import ThreadedServer
 
 VERSION = "0.1.0"
@@ -45,6 +49,7 @@ class Received:
 @dataclass
 class FakeQuire:
     token: str | None = None
+    dist: Path | None = None
     requests: list[Received] = field(default_factory=list)
     #: url -> (document id, sha256 of the HTML last stored)
     stored: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -82,8 +87,16 @@ class FakeQuire:
             return await call_next(request)  # type: ignore[no-any-return]
 
         @app.get("/api/health")
-        def health() -> dict[str, Any]:
-            return {"version": VERSION, "documents": len(self.stored)}
+        def health() -> HealthOut:
+            return HealthOut(
+                status="ok",
+                version=VERSION,
+                documents=len(self.stored),
+                chunks=0,
+                jobs_queued=0,
+                jobs_running=0,
+                vectors=VectorStatus(model=None, dim=None, state=None, count=0),
+            )
 
         @app.post("/api/documents/url")
         async def save(request: Request) -> JSONResponse:
@@ -103,8 +116,13 @@ class FakeQuire:
             return self._store(url, body.get("html"), body.get("title"))
 
         @app.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "DELETE"])
-        def elsewhere(rest: str) -> JSONResponse:
-            return error_response(404, "not_found", f"no route /{rest}")
+        def elsewhere(rest: str, request: Request) -> Response:
+            if self.dist is None or rest.startswith("api/") or request.method != "GET":
+                return error_response(404, "not_found", f"no route /{rest}")
+            path = (self.dist / rest).resolve()
+            if not path.is_file() or not path.is_relative_to(self.dist.resolve()):
+                path = self.dist / "index.html"
+            return FileResponse(path)
 
         return app
 
