@@ -96,14 +96,19 @@ export async function readTab(tabId) {
 
 /**
  * Injected into the page (so it may use nothing from this module): the page as it is rendered
- * now, declared UTF-8 since that is what the JSON body carries, whatever charset it came in.
- * Other documents (a PDF in the viewer, an image) are sent by address only: Quire fetches them.
+ * now, declared UTF-8 since that is what the JSON body carries, whatever charset it came in, and
+ * without its scripts (code, and often the session's data; JSON-LD, which is the page's
+ * metadata, stays). Other documents (a PDF in the viewer, an image) are sent by address only:
+ * Quire fetches them.
  */
 function renderedPage() {
   const isHtml = ['text/html', 'application/xhtml+xml'].includes(document.contentType)
   let html = null
   if (isHtml && document.documentElement) {
     const root = document.documentElement.cloneNode(true)
+    for (const script of root.querySelectorAll('script:not([type="application/ld+json"])')) {
+      script.remove()
+    }
     for (const meta of root.querySelectorAll('meta[charset], meta[http-equiv]')) {
       if (meta.hasAttribute('charset') || meta.httpEquiv.toLowerCase() === 'content-type') {
         meta.remove()

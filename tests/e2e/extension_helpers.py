@@ -62,6 +62,18 @@ def extension_id(ctx: BrowserContext) -> str:
     return workers[0].url.split("/")[2]
 
 
+def settings_tab(ctx: BrowserContext, ext_id: str, timeout_s: float = 10) -> Page | None:
+    """The settings tab the extension opens as it is installed, once it has opened."""
+    url = f"chrome-extension://{ext_id}/options.html"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for page in ctx.pages:
+            if page.url == url:
+                return page
+        ctx.pages[0].wait_for_timeout(100)
+    return None
+
+
 def _browser_session(ctx: BrowserContext) -> CDPSession:
     assert ctx.browser is not None
     return ctx.browser.new_browser_cdp_session()
@@ -78,6 +90,21 @@ def allow_site(ctx: BrowserContext, ext_id: str, pattern: str) -> None:
         )
     finally:
         page.close()
+
+
+def tab_ids(ctx: BrowserContext) -> set[int]:
+    """The ids of the open tabs (the extension sees no URL or title without a grant)."""
+    worker = ctx.service_workers[0]
+    return set(worker.evaluate("chrome.tabs.query({}).then(tabs => tabs.map(t => t.id))"))
+
+
+def open_tab(ctx: BrowserContext, url: str) -> tuple[Page, int]:
+    """A page opened as a person opens it, and its tab's id."""
+    before = tab_ids(ctx)
+    page = ctx.new_page()
+    page.goto(url)
+    (tab,) = tab_ids(ctx) - before
+    return page, tab
 
 
 def granted_origins(ctx: BrowserContext) -> list[str]:

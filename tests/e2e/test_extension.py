@@ -21,7 +21,9 @@ from tests.e2e.extension_helpers import (
     extension_id,
     granted_origins,
     launch_with_extension,
+    open_tab,
     saved_pages_site,
+    settings_tab,
 )
 from tests.fakes.quire_save import FakeQuire
 
@@ -73,17 +75,8 @@ class Browser:
             url for src, url in self.requests if src.startswith(own) and not url.startswith(own)
         ]
 
-    def tab_ids(self) -> set[int]:
-        worker = self.ctx.service_workers[0]
-        return set(worker.evaluate("chrome.tabs.query({}).then(tabs => tabs.map(t => t.id))"))
-
     def open_tab(self, url: str) -> tuple[Page, int]:
-        """A page opened as a person opens it, and its tab id (the extension sees no URLs)."""
-        before = self.tab_ids()
-        page = self.ctx.new_page()
-        page.goto(url)
-        (tab,) = self.tab_ids() - before
-        return page, tab
+        return open_tab(self.ctx, url)
 
     def popup_page(self, tab: int) -> Page:
         """The popup as a page of its own, saving ``tab``; returns once it has an outcome."""
@@ -120,13 +113,8 @@ def configure(browser: Browser, server: str, token: str) -> Page:
 
 
 def test_installing_opens_the_settings_and_sends_nothing(browser: Browser, fake: FakeQuire) -> None:
+    assert settings_tab(browser.ctx, browser.id) is not None, [p.url for p in browser.ctx.pages]
     page = browser.ctx.new_page()
-    for _ in range(100):  # the settings open as the extension is installed: within 10 s
-        opened = [p.url for p in browser.ctx.pages]
-        if browser.url("options.html") in opened:
-            break
-        page.wait_for_timeout(100)
-    assert browser.url("options.html") in opened, opened
     page.goto(browser.url("popup.html"))
     assert page.inner_text("#status") == "Set the address of your Quire server first."
     assert page.is_visible("#settings")
@@ -212,6 +200,8 @@ def test_the_click_saves_the_page_as_rendered(
     assert body["title"] == V8_TITLE
     assert V8_TEXT in body["html"] and body["html"].startswith("<!DOCTYPE html>")
     assert body["html"].count('<meta charset="utf-8">') == 1
+    assert "main.mjs" in (HTML / V8).read_text(encoding="utf-8")
+    assert "<script" not in body["html"]  # the page's code is not its content
 
     # The same page again: the popup opened as a page, on the tab the click was granted for.
     again = browser.popup_page(tab)

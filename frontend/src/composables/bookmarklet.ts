@@ -65,11 +65,16 @@ export function bookmarkletHref(origin: string, key: string): string {
 }
 
 /**
- * The page's HTML declared UTF-8, whatever charset it was served in: it arrives here as text,
- * and is sent on as UTF-8 JSON. Parsed inert (DOMParser runs no script, loads nothing).
+ * The page's HTML as it is sent on (the extension sends the same, extension/quire.js): declared
+ * UTF-8 whatever charset it was served in, since it arrives here as text and leaves as UTF-8
+ * JSON, and without its scripts (code, and often the session's data; JSON-LD, the page's
+ * metadata, stays). Parsed inert: DOMParser runs no script and loads nothing.
  */
-export function declaredUtf8(html: string): string {
+export function pageToSave(html: string): string {
   const doc = new DOMParser().parseFromString(html, 'text/html')
+  for (const script of doc.querySelectorAll('script:not([type="application/ld+json"])')) {
+    script.remove()
+  }
   for (const meta of doc.querySelectorAll('meta[charset], meta[http-equiv]')) {
     const equiv = meta.getAttribute('http-equiv')?.toLowerCase()
     if (meta.hasAttribute('charset') || equiv === 'content-type') meta.remove()

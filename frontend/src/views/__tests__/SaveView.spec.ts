@@ -14,7 +14,9 @@ import SaveView from '../SaveView.vue'
 const SITE = 'https://news.example.org'
 const LATIN1_PAGE =
   '<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252">' +
-  '<title>Les députés</title></head><body><p>Les députés ont adopté le texte.</p></body></html>'
+  '<title>Les députés</title><script>window.session = {csrf: "abc"}</script>' +
+  '<script type="application/ld+json">{"author": "A. Dupont"}</script></head>' +
+  '<body><p>Les députés ont adopté le texte.</p><script src="/app.js"></script></body></html>'
 
 type Opener = { postMessage: ReturnType<typeof vi.fn> }
 
@@ -101,6 +103,9 @@ describe('SaveView', () => {
     expect(html.startsWith('<!DOCTYPE html>\n<html><head><meta charset="utf-8">')).toBe(true)
     expect(html).not.toContain('windows-1252')
     expect(html).toContain('<p>Les députés ont adopté le texte.</p>')
+    expect(html).not.toContain('csrf')
+    expect(html).not.toContain('app.js')
+    expect(html).toContain('<script type="application/ld+json">{"author": "A. Dupont"}</script>')
     expect(w.get('[data-testid="outcome"]').text()).toBe('Saved')
     expect(w.get('[data-testid="page"]').text()).toContain(`${SITE}/2026/12/vote.html`)
     expect(w.get('a').attributes('href')).toBe('/library/7')
