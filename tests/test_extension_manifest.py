@@ -27,6 +27,8 @@ def test_the_manifest_grants_no_site_at_install() -> None:
     for key in ("content_scripts", "externally_connectable", "web_accessible_resources"):
         assert key not in MANIFEST, key
     assert "content_security_policy" not in MANIFEST  # MV3's default: no remote code, no eval
+    # A shortcut, which the person sets, is the only other way to "click" the button.
+    assert MANIFEST["commands"] == {"_execute_action": {"description": "Save this page to Quire"}}
 
 
 def test_one_codebase_for_chromium_and_firefox() -> None:
