@@ -5,7 +5,7 @@
 //   const settings = await loadSettings()
 //   const page = await readTab(tab.id)        // only after the user's click (activeTab)
 //   const saved = await savePage(settings, page)
-//   showOutcome(saved.status)                  // "Saved", "Updated", "Already in the library"
+//   OUTCOMES[saved.status]                     // "Saved", "Updated", "Already in the library"
 
 export const ext = globalThis.browser ?? globalThis.chrome
 
@@ -19,7 +19,7 @@ export const OUTCOMES = {
   unchanged: 'Already in the library',
 }
 
-/** The server address and token, as the settings page stored them ({} when never set). */
+/** The server address and token, as the settings page stored them ('' when never set). */
 export async function loadSettings() {
   const { server = '', token = '' } = await ext.storage.local.get(['server', 'token'])
   return { server, token }
