@@ -47,7 +47,7 @@ def fake() -> Iterator[FakeQuire]:
         yield server
 
 
-class Browser:
+class Profile:
     """The profile with the extension, and every request Playwright saw its pages make."""
 
     def __init__(self, ctx: BrowserContext) -> None:
@@ -87,11 +87,11 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+def profile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Profile]:
     with sync_playwright() as pw:
         ctx = launch_with_extension(pw, tmp_path_factory.mktemp("extension-profile"))
         try:
-            yield Browser(ctx)
+            yield Profile(ctx)
         finally:
             ctx.close()
 
@@ -103,41 +103,41 @@ def settled(popup: Page, state: str | None = None) -> str:
     return popup.inner_text("#status")
 
 
-def configure(browser: Browser, server: str, token: str) -> Page:
-    page = browser.ctx.new_page()
-    page.goto(browser.url("options.html"))
+def configure(profile: Profile, server: str, token: str) -> Page:
+    page = profile.ctx.new_page()
+    page.goto(profile.url("options.html"))
     page.fill("#server", server)
     page.fill("#token", token)
     page.click("button[type=submit]")
     return page
 
 
-def test_installing_opens_the_settings_and_sends_nothing(browser: Browser, fake: FakeQuire) -> None:
-    assert settings_tab(browser.ctx, browser.id) is not None, [p.url for p in browser.ctx.pages]
-    page = browser.ctx.new_page()
-    page.goto(browser.url("popup.html"))
+def test_installing_opens_the_settings_and_sends_nothing(profile: Profile, fake: FakeQuire) -> None:
+    assert settings_tab(profile.ctx, profile.id) is not None, [p.url for p in profile.ctx.pages]
+    page = profile.ctx.new_page()
+    page.goto(profile.url("popup.html"))
     assert page.inner_text("#status") == "Set the address of your Quire server first."
     assert page.is_visible("#settings")
     assert fake.requests == []
-    assert browser.extension_requests() == []
-    assert granted_origins(browser.ctx) == []
+    assert profile.extension_requests() == []
+    assert granted_origins(profile.ctx) == []
 
 
-def test_settings_grant_the_server_and_nothing_else(browser: Browser, fake: FakeQuire) -> None:
-    page = configure(browser, "ftp://files.example.org", TOKEN)
+def test_settings_grant_the_server_and_nothing_else(profile: Profile, fake: FakeQuire) -> None:
+    page = configure(profile, "ftp://files.example.org", TOKEN)
     assert "must start with https:// or http://" in page.inner_text("#status")
     page.close()
 
     pattern = fake.url + "/*"
     # What the person allowed: this server, and a server they used before.
-    allow_site(browser.ctx, browser.id, pattern)
-    allow_site(browser.ctx, browser.id, "https://old-quire.example.org/*")
-    page = configure(browser, fake.url + "/", TOKEN)
+    allow_site(profile.ctx, profile.id, pattern)
+    allow_site(profile.ctx, profile.id, "https://old-quire.example.org/*")
+    page = configure(profile, fake.url + "/", TOKEN)
     status = page.locator("#status")
     status.filter(has_text="Saved").wait_for()
     assert status.inner_text() == f"Saved. Pages are sent to {fake.url} and nowhere else."
     assert page.input_value("#server") == fake.url  # the trailing slash dropped
-    assert granted_origins(browser.ctx) == [pattern]  # the old server's access given up
+    assert granted_origins(profile.ctx) == [pattern]  # the old server's access given up
     assert page.is_hidden("#warning")  # http:// to 127.0.0.1: nothing leaves the machine
     assert fake.requests == []  # saving the settings calls nothing
 
@@ -152,8 +152,8 @@ def test_settings_grant_the_server_and_nothing_else(browser: Browser, fake: Fake
     assert fake.stored == {}
 
 
-def test_a_wrong_token_is_told_apart(browser: Browser, fake: FakeQuire) -> None:
-    page = configure(browser, fake.url, "not-the-token")
+def test_a_wrong_token_is_told_apart(profile: Profile, fake: FakeQuire) -> None:
+    page = configure(profile, fake.url, "not-the-token")
     page.locator("#status").filter(has_text="Saved").wait_for()
     page.click("#test")
     page.locator("#status").filter(has_text="token").wait_for()
@@ -161,14 +161,14 @@ def test_a_wrong_token_is_told_apart(browser: Browser, fake: FakeQuire) -> None:
         "the API token is not valid (check the token in the settings)"
     )
     page.close()
-    configure(browser, fake.url, TOKEN).locator("#status").filter(has_text="Saved").wait_for()
+    configure(profile, fake.url, TOKEN).locator("#status").filter(has_text="Saved").wait_for()
 
 
-def test_no_click_no_page(browser: Browser, fake: FakeQuire, site: tuple[str, list[str]]) -> None:
+def test_no_click_no_page(profile: Profile, fake: FakeQuire, site: tuple[str, list[str]]) -> None:
     base, _ = site
-    _, tab = browser.open_tab(f"{base}/{V8}")
+    _, tab = profile.open_tab(f"{base}/{V8}")
     saves = len(fake.saves())
-    popup = browser.popup_page(tab)
+    popup = profile.popup_page(tab)
     # Without the click there is no activeTab grant, and no host permission covers the site.
     assert popup.get_attribute("#status", "data-state") == "error"
     assert "does not let extensions read this page" in popup.inner_text("#status")
@@ -176,15 +176,15 @@ def test_no_click_no_page(browser: Browser, fake: FakeQuire, site: tuple[str, li
 
 
 def test_the_click_saves_the_page_as_rendered(
-    browser: Browser, fake: FakeQuire, site: tuple[str, list[str]]
+    profile: Profile, fake: FakeQuire, site: tuple[str, list[str]]
 ) -> None:
     base, paths = site
-    page, tab = browser.open_tab(f"{base}/{V8}#wasi")
+    page, tab = profile.open_tab(f"{base}/{V8}#wasi")
     received = len(fake.requests)
     page.wait_for_timeout(500)
     assert len(fake.requests) == received, "something was sent before the click"
 
-    popup = click_action(browser.ctx, browser.id, page)
+    popup = click_action(profile.ctx, profile.id, page)
     shown = popup.wait_for_status(lambda s: s["state"] not in ("", "busy"))
     assert shown == {"text": "Saved", "state": "added"}
     assert popup.evaluate("document.getElementById('open').href") == f"{fake.url}/library/1"
@@ -192,7 +192,7 @@ def test_the_click_saves_the_page_as_rendered(
 
     (request,) = fake.requests[received:]
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
-    assert request.headers["origin"] == f"chrome-extension://{browser.id}"
+    assert request.headers["origin"] == f"chrome-extension://{profile.id}"
     assert "cookie" not in request.headers
     body = request.json()
     assert set(body) == {"url", "html", "title"}
@@ -204,7 +204,7 @@ def test_the_click_saves_the_page_as_rendered(
     assert "<script" not in body["html"]  # the page's code is not its content
 
     # The same page again: the popup opened as a page, on the tab the click was granted for.
-    again = browser.popup_page(tab)
+    again = profile.popup_page(tab)
     assert again.inner_text("#status") == "Already in the library"
     assert again.get_attribute("#status", "data-state") == "unchanged"
 
@@ -221,7 +221,7 @@ def test_the_click_saves_the_page_as_rendered(
     assert fake.stored[f"{base}/{V8}"][0] == 1
 
     # Everything the extension's pages asked for went to the server, to its two routes.
-    asked = browser.extension_requests()
+    asked = profile.extension_requests()
     assert asked and all(
         url in (f"{fake.url}/api/documents/url", f"{fake.url}/api/health") for url in asked
     ), asked
@@ -231,12 +231,12 @@ def test_the_click_saves_the_page_as_rendered(
 
 
 def test_a_page_in_another_charset_arrives_as_read(
-    browser: Browser, fake: FakeQuire, site: tuple[str, list[str]]
+    profile: Profile, fake: FakeQuire, site: tuple[str, list[str]]
 ) -> None:
     base, _ = site
-    page, _ = browser.open_tab(f"{base}/latin1/readability-lemonde-1.html")
+    page, _ = profile.open_tab(f"{base}/latin1/readability-lemonde-1.html")
     assert page.evaluate("document.characterSet") == "windows-1252"
-    popup = click_action(browser.ctx, browser.id, page)
+    popup = click_action(profile.ctx, profile.id, page)
     assert popup.wait_for_status(lambda s: s["state"] not in ("", "busy"))["state"] == "added"
     popup.close()
     html = fake.saves()[-1]["html"]
