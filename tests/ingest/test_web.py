@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from quire.config import Settings
 from quire.errors import QuireError
@@ -357,3 +358,16 @@ def test_a_page_drawn_by_scripts_fails_with_a_notice_and_the_worker_goes_on(
     app = rows["app.html"]
     assert app["status"] == "failed" and "JavaScript" in app["error"]
     assert "extension" in app["error"]
+
+
+def test_the_stored_page_is_only_ever_a_download(client: TestClient) -> None:
+    # Its scripts must never run in Quire's origin: text, an attachment, sandboxed.
+    page = b"<!DOCTYPE html><html><body><script>alert(1)</script><p>heron</p></body></html>"
+    r = client.post("/api/documents", files={"files": ("xss.html", page)})
+    assert r.status_code == 202 and r.json()["files"][0]["kind"] == "web", r.text
+    got = client.get(f"/api/documents/{r.json()['files'][0]['document_id']}/file")
+    assert got.status_code == 200 and got.content == page
+    assert got.headers["content-type"].startswith("text/plain")
+    assert got.headers["content-disposition"].startswith("attachment")
+    assert got.headers["content-security-policy"] == "sandbox"
+    assert got.headers["x-content-type-options"] == "nosniff"
