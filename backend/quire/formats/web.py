@@ -320,6 +320,9 @@ class _Walker:
             return
         if tag == "table" and (grid := _grid(el)) is not None:
             self.flush()
+            caption = _norm(" ".join(c.text_content() for c in el.iterchildren("caption")))
+            if caption:  # "Table 6-1. Example symptoms and causes"
+                self.items.append(_Item("text", caption, shown=caption))
             cells = [c for row in grid for c in row if c]
             self.items.append(_Item("table", _norm(" ".join(cells)), grid=grid))
             return
