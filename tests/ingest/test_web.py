@@ -172,8 +172,8 @@ def test_a_table_is_read_as_rows_with_their_header(read: dict[str, Extracted]) -
     assert page.heading_path == "Symptoms Versus Causes"
     assert (
         "Table 6-1. Example symptoms and causes\n\n"
-        "Symptom: I’m serving HTTP 500s or 404s · Cause: Database servers are refusing connections\n"
-        "Symptom: My responses are slow · Cause: CPUs are overloaded"
+        "Symptom: I’m serving HTTP 500s or 404s · Cause: Database servers are refusing "
+        "connections\nSymptom: My responses are slow · Cause: CPUs are overloaded"
     ) in page.text
 
 
