@@ -18,10 +18,12 @@ skips inside it (share buttons, "Lire aussi" inserts, the comment form), scripts
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "backend"), str(Path(_
 
 import lxml.html  # noqa: E402
 
-from common import DOCS, RESULTS_DIR, append_record  # noqa: E402
+from common import DOCS, RESULTS_DIR, append_record, machine_info  # noqa: E402
 
 PAGES = DOCS / "office" / "html"
 #: page -> (the title's XPath or None, the article's XPath, the XPaths of what a reader skips).
@@ -55,6 +57,11 @@ ORACLE: dict[str, tuple[str | None, str, tuple[str, ...]]] = {
         (),
     ),
     "readability-v8-blog.html": (None, "//main/article", ()),
+    "readability-toc-missing.html": (
+        "//main/div/header/h1",
+        "//article[@class='article__content']",
+        (),
+    ),
     "readability-pixnet.html": (
         "//ul/li/h2",
         "//div[@id='article-content-inner']",
@@ -168,7 +175,16 @@ def main() -> None:
             for e in args.extractors
         )
     )
-    append_record(RESULTS_DIR / "webpages.json", {"pages": rows, "means": means})
+    append_record(
+        RESULTS_DIR / "webpages.json",
+        {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": machine_info(os.getloadavg()[0]),
+            "args": vars(args),
+            "pages": rows,
+            "means": means,
+        },
+    )
 
 
 if __name__ == "__main__":

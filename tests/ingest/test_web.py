@@ -373,3 +373,9 @@ def test_the_stored_page_is_only_ever_a_download(client: TestClient) -> None:
     assert got.headers["content-disposition"].startswith("attachment")
     assert got.headers["content-security-policy"] == "sandbox"
     assert got.headers["x-content-type-options"] == "nosniff"
+
+
+def test_settings_and_doctor_list_web_pages_as_read(client: TestClient) -> None:
+    formats = {f["formats"]: f for f in client.get("/api/health").json()["formats"]}
+    web = formats["web pages .html/.htm/.xhtml, .mhtml/.mht, SingleFile"]
+    assert web["enabled"] is True and "readability-lxml" in web["why"]
