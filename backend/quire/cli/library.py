@@ -66,7 +66,7 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     help="Files processed at once with --wait (default: one per core, at most 4).",
 )
 def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
-    """Add files and folders (PDF, EPUB, Office, page images, Perplexity markdown, md, txt)."""
+    """Add files and folders (PDF, EPUB, Office, page images, saved web pages, md, txt…)."""
     config = settings()
     db = open_database(config)
     files = _expand(paths)
