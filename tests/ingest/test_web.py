@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import quopri
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
-from quire.errors import QuireError
+from quire.errors import FileTooLarge, QuireError
 from quire.formats.detect import detect_kind
 from quire.formats.extract import extract_file
 from quire.formats.types import Extracted
@@ -299,6 +300,15 @@ def test_hostile_pages_end_in_their_own_clear_error(tmp_path: Path, hostile: Any
         extract_file(path, Settings(data_dir=tmp_path))
     assert hostile.reason.lower() in str(caught.value).lower()
     assert "heron" not in str(caught.value)  # no entity was expanded into the message
+
+
+def test_a_50_mb_page_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.html"
+    path.write_bytes(b"<!DOCTYPE html><html><body>" + b"<p>heron</p>" * (50 * 2**20 // 12))
+    started = time.perf_counter()
+    with pytest.raises(FileTooLarge, match="50.0 MB of HTML, over the 16 MB a page may have"):
+        extract_file(path, Settings(data_dir=tmp_path))
+    assert time.perf_counter() - started < 2  # refused by its size, not parsed
 
 
 # -- through the real worker into a real SQLite library ------------------------------------------
