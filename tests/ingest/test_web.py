@@ -26,6 +26,7 @@ from quire.formats.types import Extracted
 from quire.formats.web import read_html, read_web
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
+from quire.storage import documents
 from quire.storage.migrate import open_database
 from quire.storage.records import place
 from tests.conftest import DOCS
@@ -312,6 +313,16 @@ def test_a_50_mb_page_is_refused_before_it_is_read(tmp_path: Path) -> None:
 
 
 # -- through the real worker into a real SQLite library ------------------------------------------
+FETCHED: dict[str, Any] = {
+    "type": "web",
+    "url": "https://www.lemonde.fr/pixels/article/2015/05/04/renseignement.html",
+    "cite": {
+        "url": "https://www.lemonde.fr/pixels/article/2015/05/04/renseignement.html",
+        "fetched_at": "2026-12-05T18:00:00+00:00",
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def library(
     tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path
@@ -328,6 +339,10 @@ def library(
     for path in [app, SRE, LEMONDE, PIXNET, saved]:
         intake = add_file(db, settings.files_dir, path, path.name, max_bytes=10 << 20)
         ids[path.name] = intake.document_id
+    # A page fetched by its address: the caller gives the URL as the origin's citation
+    # metadata (as the URL fetcher and the browser extension do), which wins over the page's.
+    with db.write() as conn:
+        documents.set_origin(conn, ids[LEMONDE.name], FETCHED)
     worker = Worker(settings, db=db)
     worker.run(drain=True)
     worker.close()
@@ -354,7 +369,10 @@ def test_saved_pages_ingest_with_their_metadata_language_and_headings(
     for name, language in [(SRE.name, "en"), (LEMONDE.name, "fr"), (PIXNET.name, "zh-Hant")]:
         row = rows[name]
         assert (row["kind"], row["status"], row["language"]) == ("web", "ready", language), row
-    assert rows[LEMONDE.name]["metadata"]["url"].startswith("http://www.lemonde.fr/pixels/")
+    lemonde = rows[LEMONDE.name]["metadata"]
+    assert lemonde["url"] == FETCHED["cite"]["url"]  # not the page's canonical link
+    assert lemonde["fetched_at"] == FETCHED["cite"]["fetched_at"]
+    assert lemonde["site"] == "Le Monde.fr" and lemonde["published"] == "2015-05-04"
     assert "The Four Golden Signals" in rows[SRE.name]["chunk_paths"]
     assert "新竹尖石_美樹營地賞楓 (2)" in rows[PIXNET.name]["chunk_paths"]
     saved = rows["homo.mhtml"]
