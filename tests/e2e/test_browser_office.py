@@ -192,6 +192,10 @@ def test_a_saved_web_page_shows_its_stored_copy_and_opens_the_live_page_at_the_p
     )
     expect(pg.locator('[data-testid="page-text"] mark.quote')).to_have_text(SRE_QUOTE)
     expect(pg.get_by_test_id("web-meta")).to_have_text("127.0.0.1")
+    # The section's heading is shown as one, inside the marked passage.
+    expect(pg.locator('[data-testid="page-text"] .heading').first).to_have_text(
+        "Symptoms Versus Causes"
+    )
     # Sanitised text only: the page's own markup and scripts are nowhere in the view.
     assert pg.locator('[data-testid="page-text"] a, [data-testid="page-text"] script').count() == 0
     shot(pg, "source-web", full=False)

@@ -122,7 +122,13 @@ describe('SourceView', () => {
               },
             }),
           ),
-        'GET /api/documents/6/pages/2': () => json(page({ document_id: 6 })),
+        'GET /api/documents/6/pages/2': () =>
+          json(
+            page({
+              document_id: 6,
+              heading_path: 'Coast > Intro line.',
+            }),
+          ),
       }),
     )
     const w = await mountAt('/library/6/pages/2?chunk=8&quote=rises%20twice%20a%20day')
@@ -133,6 +139,11 @@ describe('SourceView', () => {
       'https://example.org/tides#:~:text=rises%20twice%20a%20day',
     )
     expect(w.get('[data-testid="original"]').text()).toContain('Saved copy')
+    // The section's heading line is shown as a heading (not a highlight), the rest as text.
+    expect(w.findAll('[data-testid="page-text"] strong.heading').map((h) => h.text())).toEqual([
+      'Intro line.',
+    ])
+    expect(w.find('[data-testid="not-found"]').exists()).toBe(false)
   })
 
   it('shows the API error for a missing page', async () => {
