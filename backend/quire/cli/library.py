@@ -67,7 +67,7 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     "allows).",
 )
 def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
-    """Add files and folders (PDF, EPUB, Office, page images, Perplexity markdown, md, txt)."""
+    """Add files and folders (PDF, EPUB, Office, page images, saved web pages, md, txt…)."""
     config = settings()
     db = open_database(config)
     files = _expand(paths)

@@ -51,7 +51,9 @@ class Source(BaseModel):
     quote: str = Field(description="The fact (LLM) or quoted sentence (extractive) it supports.")
     score: float | None = Field(description="The rerank logit, else the fused score.")
     origin_url: str | None = Field(
-        default=None, description="The original's own address on the web (a Perplexity thread)."
+        default=None,
+        description="The original's own address on the web: a Perplexity thread; a saved web "
+        "page with a text fragment (#:~:text=) that scrolls to the quoted passage.",
     )
     web_sources: list[WebSource] = Field(
         default_factory=list,

@@ -128,7 +128,8 @@ export interface paths {
         };
         /**
          * Get File
-         * @description The original file, inline (PDF viewers honour ``#page=N``).
+         * @description The original file, inline (PDF viewers honour ``#page=N``); a saved web page as a
+         *     download only (sandboxed, as text: it is never rendered in Quire's origin).
          */
         get: operations["get_file_api_documents__document_id__file_get"];
         put?: never;
@@ -548,7 +549,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -752,7 +753,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Title */
             title: string | null;
             /** Author */
@@ -1039,7 +1040,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Filename */
             filename: string;
             /** Page */
@@ -1646,7 +1647,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -1752,7 +1753,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Filename */
             filename: string;
             /**
@@ -1792,7 +1793,7 @@ export interface components {
             score: number | null;
             /**
              * Origin Url
-             * @description The original's own address on the web (a Perplexity thread).
+             * @description The original's own address on the web: a Perplexity thread; a saved web page with a text fragment (#:~:text=) that scrolls to the quoted passage.
              */
             origin_url: string | null;
             /**
@@ -2007,7 +2008,7 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image") | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web") | null;
             error?: components["schemas"]["UploadError"] | null;
         };
         /** VectorStatus */
