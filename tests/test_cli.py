@@ -140,6 +140,21 @@ def test_doctor_reads_a_postgresql_library(tmp_path: Path, pg_server: PgServer) 
     assert r.returncode == 0, r.stdout
 
 
+def test_ingest_wait_fills_a_postgresql_library(tmp_path: Path, pg_server: PgServer) -> None:
+    # --wait's workers are processes: they must get the database URL (a secret setting), not
+    # its masked form.
+    url = pg_server.create_database()
+    try:
+        note = tmp_path / "note.md"
+        note.write_text("# Herons\n\nThe heron waits by the weir.\n")
+        r = quire(tmp_path / "data", "ingest", str(note), "--wait", QUIRE_DATABASE_URL=url)
+        assert r.returncode == 0, r.stdout + r.stderr
+        docs = json.loads(quire(tmp_path / "data", "docs", "--json", QUIRE_DATABASE_URL=url).stdout)
+        assert [(d["filename"], d["status"]) for d in docs] == [("note.md", "ready")]
+    finally:
+        pg_server.drop_database(url)
+
+
 def test_doctor_names_the_languages_the_embedder_misses(tmp_path: Path) -> None:
     data = tmp_path / "data"
     books = [DOCS / "epub" / n for n in ("pg39287-agony-column-ja-epub3.epub", "alice-epub3.epub")]

@@ -153,8 +153,8 @@ def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, worke
 def _worker_process(settings: Settings) -> subprocess.Popen[str]:
     """A ``quire worker`` on this library, its log lines piped back (see ``_relay``)."""
     env = {**os.environ, "QUIRE_DATA_DIR": str(settings.data_dir)}
-    if settings.database_url:
-        env["QUIRE_DATABASE_URL"] = settings.database_url
+    if settings.database_url is not None:
+        env["QUIRE_DATABASE_URL"] = settings.database_url.get_secret_value()
     return subprocess.Popen(
         [sys.executable, "-m", "quire", "worker"],
         env=env,

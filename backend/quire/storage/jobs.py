@@ -292,9 +292,10 @@ def queue_place(conn: Connection, job_id: int) -> QueuePlace | None:
         if r.status != "running":
             return whole
         if r.started_at is not None and r.progress >= MIN_PACE_PROGRESS:
-            spent = (now - r.started_at).total_seconds()
-            return max(0.0, spent * (1 - r.progress) / r.progress)
-        return whole * (1 - r.progress)
+            spent = float((now - r.started_at).total_seconds())
+            done = float(r.progress)
+            return max(0.0, spent * (1 - done) / done)
+        return whole * (1 - float(r.progress))
 
     if mine.status == "running":
         eta = left(mine)
