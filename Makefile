@@ -49,19 +49,19 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -n $(PYTEST_WORKE
 # worker serving the frontend/dist just built) and `mkdocs build --strict` (tests/test_docs.py).
 # The 20 slowest tests are listed at the end: the next one to make faster.
 test: install frontend
-	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff check backend tests bench docs/hooks
 	cd frontend && npx vitest --run
 	$(PYTEST) --durations=20
 
 # The inner loop: no real processes (stack, worker, CLI), no browser, no PostgreSQL, nothing
 # marked slow; under 2 minutes here.
 test-fast: $(STAMP)
-	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff check backend tests bench docs/hooks
 	$(PYTEST) --durations=10 -m "not e2e and not browser and not postgres and not slow"
 
 lint: install frontend-lint
-	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
-	$(VENV)/bin/ruff format --check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff check backend tests bench docs/hooks
+	$(VENV)/bin/ruff format --check backend tests bench docs/hooks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
