@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all run test test-fast lint check bench docs clean system frontend frontend-test frontend-lint api-types install
+.PHONY: all run test test-fast lint check bench docs clean system frontend frontend-test frontend-lint api-types install wheel
 
 all: check
 
@@ -36,6 +36,12 @@ frontend-lint: frontend
 # Regenerate frontend/src/api/schema.d.ts after changing a route or schema.
 api-types: $(STAMP) frontend
 	bash scripts/gen-api-types.sh
+
+# dist/quire-*.whl: the package with its migrations, tokenizer and the web app just built
+# (setup.py copies frontend/dist into quire/web/). `pipx install dist/quire-*.whl`, `quire up`.
+wheel: install frontend
+	@rm -rf build
+	$(PY) -m build --wheel
 
 run: install frontend
 	@bash scripts/run.sh
@@ -76,4 +82,4 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 clean:
-	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts site
+	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts site build dist
