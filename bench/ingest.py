@@ -1,6 +1,6 @@
 """Ingest benchmark: extraction, OCR, embedding and end-to-end speed, peak RSS, pipeline overhead.
 
-    .venv/bin/python bench/ingest.py [--pages 1000] [--runs 1] [--skip-big]
+    .venv/bin/python bench/ingest.py [--pages 1000] [--runs 1] [--skip-big] [--subs office/html]
     .venv/bin/python bench/ingest.py --throughput [--configs local:1 local:2 local-sint8:2] [--big]
 
 Each document is ingested by the real pipeline (worker code, child extraction process, SQLite)
@@ -111,6 +111,18 @@ def ingest_once(path: Path, settings: Settings, worker: Worker) -> dict[str, Any
 # --- --throughput: the pipeline against the embedder's limit -------------------------------
 
 #: The long shared documents (biggest first, so that the last file to start is a short one).
+#: The document kinds `quire ingest` reads (chat exports and Zotero go through `quire import`).
+SUBS = (
+    "pdf",
+    "epub",
+    "perplexity",
+    "office/docx",
+    "office/odt",
+    "office/pptx",
+    "office/xlsx",
+    "office/images",
+    "office/html",
+)
 LONG_DOCS = (
     "pdf/thinkcomplexity2.pdf",
     "epub/pg345-dracula-epub3.epub",
@@ -410,6 +422,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=1, help="runs per file (median reported)")
     ap.add_argument("--skip-big", action="store_true", help="only the shared documents")
     ap.add_argument(
+        "--subs",
+        nargs="+",
+        default=list(SUBS),
+        help="folders of ../shared/data/docs to ingest (default: every kind `quire ingest` reads)",
+    )
+    ap.add_argument(
         "--throughput",
         action="store_true",
         help="the CLI on the long documents per --configs, against the embedder's raw limit",
@@ -455,18 +473,7 @@ def main() -> None:
         throughput(args)
         return
 
-    # The document kinds `quire ingest` reads (chat exports and Zotero go through `quire import`).
-    subs = (
-        "pdf",
-        "epub",
-        "perplexity",
-        "office/docx",
-        "office/odt",
-        "office/pptx",
-        "office/xlsx",
-        "office/images",
-    )
-    files = sorted(p for sub in subs for p in (DOCS / sub).glob("*"))
+    files = sorted(p for sub in args.subs for p in (DOCS / sub).glob("*"))
     with tempfile.TemporaryDirectory(prefix="quire-bench-") as tmp:
         if not args.skip_big:
             big = make_big_pdf(Path(tmp) / f"generated-{args.pages}p.pdf", args.pages)

@@ -682,6 +682,9 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     out["e2e"] = end_to_end(fresh=False)
     out["rss_serving_growth_mb"] = round(rss_mb() - rss_serve0, 1)
 
+    log(f"quire {size:,}: the first question after a start, cold and warmed up")
+    out["start"] = first_question_after_start(db, settings, args.seed, queries[1:6])
+
     log(f"quire {size:,}: adding {ADD_CHUNKS:,} chunks")
     with db.read() as conn:
         max_doc = conn.exec_driver_sql("SELECT max(id) FROM documents").scalar_one()
@@ -710,6 +713,36 @@ def worker_quire(args: argparse.Namespace) -> dict[str, Any]:
     db.dispose()
     out["load_avg_end"] = round(os.getloadavg()[0], 2)
     return out
+
+
+def first_question_after_start(
+    db: Any, settings: Any, seed: int, questions: list[str]
+) -> dict[str, Any]:
+    """As after a restart (a new Searcher: its dense mirror and caches empty; the OS's page
+    cache is not emptied): the first question's time cold, and after ``Runtime.warm``'s search (what
+    the API runs in the background at start, QUIRE_WARM_UP), median over ``questions``."""
+    from quire.retrieval.options import SearchOptions
+    from quire.retrieval.search import Searcher
+    from quire.runtime import WARM_QUERY
+
+    cold, warmed, warm_up = [], [], []
+    for q in questions:
+        for warm in (False, True):
+            searcher = Searcher(db, settings, RandomEmbedder(seed))
+            if warm:
+                t0 = time.perf_counter()
+                searcher.run(WARM_QUERY, SearchOptions(limit=10, rerank=False))
+                warm_up.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            searcher.search(q, SearchOptions(rerank=False, limit=TOP_K))
+            (warmed if warm else cold).append((time.perf_counter() - t0) * 1000)
+            searcher.close()
+    return {
+        "first_question_cold_ms": round(float(np.median(cold)), 1),
+        "first_question_warmed_ms": round(float(np.median(warmed)), 1),
+        "warm_up_ms": round(float(np.median(warm_up)), 1),
+        "n": len(questions),
+    }
 
 
 class MemoryBudget(Exception):
@@ -847,6 +880,7 @@ def size_table(size: int, q: dict[str, Any], b: dict[str, Any]) -> str:
         )
     )
     qa, ba = q.get("add", {}), b.get("add", {})
+    qs = q.get("start", {})
     rows.append(
         (
             f"add {ADD_CHUNKS:,} chunks, s (wall / CPU)",
@@ -946,6 +980,12 @@ def size_table(size: int, q: dict[str, Any], b: dict[str, Any]) -> str:
         ),
         ("dense mirror load at first search, s", f"{ml.get('ms', 0) / 1000:.2f}", "–"),
         ("first search after the add, ms", str(qa.get("first_search_after_ms", "–")), "–"),
+        (
+            "first question after a start, cold / warmed up in the background (its warm-up), ms",
+            f"{qs.get('first_question_cold_ms', '–')} / {qs.get('first_question_warmed_ms', '–')}"
+            f" ({qs.get('warm_up_ms', '–')})",
+            "–",
+        ),
         (
             "RSS growth, MB",
             f"build {qb.get('rss_growth_mb', '–')}, serving "

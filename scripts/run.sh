@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start the API, one ingest worker and nginx in the foreground; Ctrl-C stops all three.
+# Start the API, the ingest workers and nginx in the foreground; Ctrl-C stops them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export QUIRE_DATA_DIR=${QUIRE_DATA_DIR:-$PWD/data}
@@ -38,7 +38,12 @@ wait_for() {
 # The API migrates the database first; the worker and nginx start once it answers.
 .venv/bin/quire serve --port "$api_port" & pids+=($!)
 wait_for "http://127.0.0.1:$api_port/api/health"
-.venv/bin/quire worker & pids+=($!)
+# Ingest workers: QUIRE_WORKERS, else one per core as memory allows (cli/common.py), so a book
+# does not queue behind the files uploaded before it.
+workers=$(.venv/bin/python -c 'from quire.cli.common import default_workers; from quire.config import Settings; print(default_workers(Settings()))')
+for _ in $(seq 1 "$workers"); do
+    .venv/bin/quire worker & pids+=($!)
+done
 # Watched folders (QUIRE_WATCH_DIRS): `quire watch` keeps them in step, beside the worker.
 if [ -n "${QUIRE_WATCH_DIRS:-}" ]; then
     .venv/bin/quire watch & pids+=($!)

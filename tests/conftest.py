@@ -3,6 +3,7 @@ the suite's tiers (markers set by path) and its grouping for pytest-xdist (docs/
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -17,6 +18,11 @@ from quire.storage.migrate import open_database
 from tests.pg import PgServer
 from tests.runtime import make_app, migrated_template, seed_sqlite
 from tests.tiers import HeaviestFirst, group_for_xdist, mark_tiers
+
+# The API warms search up in the background when it starts (QUIRE_WARM_UP): a search that a
+# test did not ask for, racing its own. Off for the suite, and for the processes it starts;
+# tests/api/test_health.py turns it on.
+os.environ["QUIRE_WARM_UP"] = "0"
 
 REPO = Path(__file__).resolve().parents[1]
 # CI clones the repo next to a copy of shared/: always resolve it as <repo>/../shared.

@@ -50,6 +50,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         async with Runtime.open(settings, embedder=embedder, reranker=reranker) as runtime:
             sync_runner = SyncRunner(settings, runtime.db)
+            warming = runtime.start_warming() if settings.warm_up else None
             log.info("Quire %s on %s", __version__, settings.data_dir)
             # Fail closed: what starts from here without a request's reader (the MCP
             # server's session tasks) reads nothing until it binds one (storage/access.py).
@@ -63,6 +64,8 @@ def create_app(
                     }
             finally:
                 sync_runner.close()
+                if warming is not None:
+                    warming.join(timeout=30)  # before the runtime closes what it reads
 
     app = FastAPI(
         docs_url="/api/docs",

@@ -81,6 +81,13 @@ class Settings(BaseSettings):
     )
     ocr_dpi: int = Field(default=300, ge=72, le=600, description="Rasterisation DPI for OCR.")
     ocr_workers: int = Field(default=2, ge=1, description="OCR processes (one thread each).")
+    workers: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="Ingest worker processes `make run` starts; 0: one per core, as many as "
+        "half the memory holds at 1 GB each (cli/common.py default_workers).",
+    )
     ocr_lang: str = Field(default="eng", description="Tesseract language(s), e.g. eng+deu.")
     job_timeout_s: float = Field(default=1800, gt=0, description="Per-document time limit.")
     job_max_attempts: int = Field(default=3, ge=1, description="Tries for transient failures.")
@@ -238,6 +245,11 @@ class Settings(BaseSettings):
     )
     dense_mirror: bool = Field(
         default=True, description="Serve KNN from an in-memory copy of the vectors (faster)."
+    )
+    warm_up: bool = Field(
+        default=True,
+        description="Load what search needs when the API starts, in the background, so that "
+        "the first question is as fast as the rest (/api/health says `warm`).",
     )
 
     # Reranking

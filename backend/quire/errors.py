@@ -90,6 +90,13 @@ class EncryptedFile(InputError):
     code = "encrypted_file"
 
 
+class NeedsJavaScript(InputError):
+    """A web page whose text its scripts draw: Quire never runs them (formats/web.py)."""
+
+    status_code = 422
+    code = "needs_javascript"
+
+
 class Forbidden(QuireError):
     status_code = 403
     code = "forbidden"

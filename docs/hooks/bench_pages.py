@@ -102,6 +102,18 @@ BENCHES: dict[str, Bench] = {
         "is compared with.",
         r.render_ingest,
     ),
+    "webpages": Bench(
+        "Saved web pages: main text",
+        ".venv/bin/python bench/webpages.py",
+        "The main text of the saved pages of `../shared/data/docs/office/html` against an "
+        "oracle made by hand from each page's source (the article element, minus what a reader "
+        "skips inside it: [Saved web pages](../sources/web.md)). Recall: the share of the "
+        "oracle's words an extractor keeps; precision: the share of its words that belong to "
+        "the oracle (word multisets, a CJK character a word). `quire` is what Quire indexes; "
+        "trafilatura and readability-lxml alone are measured beside it (trafilatura is not a "
+        "dependency: `pip install trafilatura` into the venv to run it).",
+        r.render_webpages,
+    ),
     "searchable": Bench(
         "Searchable before embedded",
         ".venv/bin/python bench/searchable.py",

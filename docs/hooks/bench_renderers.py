@@ -480,6 +480,32 @@ def render_load(data: list[Run]) -> Lines:
     return out
 
 
+def webpages_cells(result: dict[str, Any], names: list[str]) -> dict[str, str]:
+    """Each extractor's "recall / precision" on one page (or their means)."""
+    return {
+        f"{name} R / P": f"{num(result[name]['recall'], 3)} / {num(result[name]['precision'], 3)}"
+        for name in names
+        if name in result
+    }
+
+
+def render_webpages(data: list[Run]) -> Lines:
+    out: Lines = []
+    for run in newest_first(data):
+        out += run_header(run, command("bench/webpages.py", run.get("args")))
+        means = run.get("means") or {}
+        names = list(means)
+        out += table(
+            [
+                {"page": str(p["page"]), "words": num(p["oracle_words"], 0)}
+                | webpages_cells(p, names)
+                for p in run.get("pages") or []
+            ]
+            + [{"page": "mean", "words": ""} | webpages_cells(means, names)]
+        )
+    return out
+
+
 def render_searchable(data: list[Run]) -> Lines:
     out: Lines = []
     for run in newest_first(data):

@@ -5,6 +5,7 @@ second retrieval round, and every way a model can fail."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -303,7 +304,11 @@ def test_stream_cut_mid_answer_is_an_error_event(
     ("override", "settings", "why"),
     [
         (lambda _: Reply("x", status=500, error="model runner crashed"), {}, "runner crashed"),
-        (lambda _: Reply("late", first_token_delay_s=5), {"llm_first_token_timeout_s": 0.5}, ""),
+        (
+            lambda _: Reply("late", first_token_delay_s=5),
+            {"llm_first_token_timeout_s": 0.5},
+            "no answer within",
+        ),
         ("   ", {}, "empty answer"),
     ],
     ids=["http-500", "slow-first-token", "empty-answer"],
@@ -315,17 +320,18 @@ def test_answer_failing_before_any_text_gives_the_extractive_answer(
     override: Any,
     settings: dict[str, Any],
     why: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    _assert_extractive_fallback(library, fake, model, "answer", override, settings, why)
+    _assert_extractive_fallback(library, fake, model, "answer", override, settings, why, caplog)
 
 
 def test_a_map_call_cut_mid_reply_gives_the_extractive_answer(
-    library: Settings, fake: FakeOllama, model: RagModel
+    library: Settings, fake: FakeOllama, model: RagModel, caplog: pytest.LogCaptureFixture
 ) -> None:
     def cut(_: str) -> Reply:
         return Reply('{"facts": [{"node_id": 1, "fact": "x y z"}]}', cut_after=2)
 
-    _assert_extractive_fallback(library, fake, model, "map", cut, {}, "connection lost")
+    _assert_extractive_fallback(library, fake, model, "map", cut, {}, "connection lost", caplog)
 
 
 def _assert_extractive_fallback(
@@ -336,14 +342,21 @@ def _assert_extractive_fallback(
     override: Any,
     settings: dict[str, Any],
     why: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     model.overrides[purpose] = override
-    with make_client(library, fake.url, **settings) as client:
+    with (
+        caplog.at_level(logging.WARNING, logger="quire"),
+        make_client(library, fake.url, **settings) as client,
+    ):
         events = ask(client)
     done = first(events, "done")
     assert done["mode"] == "extractive" and done["status"] == "complete"
     assert done["answer"].startswith("*Extractive answer: The language model failed")
-    assert why in done["answer"]
+    assert done["extractive_reason"].startswith("the language model failed")
+    # The server's own error goes to the log, never into the answer or its notices.
+    assert why not in done["answer"] and not any(why in n for n in done["notices"])
+    assert any(why in r.getMessage() for r in caplog.records), why
     assert "“" in done["answer"] and done["citations"]
     # The sources event was sent again for the extractive answer: the last one is what counts.
     last_sources = [d for e, d in events if e == "sources"][-1]["sources"]
@@ -358,14 +371,24 @@ def test_missing_model_and_dead_server_answer_extractively_with_the_reason(
         status = client.get("/api/llm").json()
     start = first(events, "start")
     assert start["mode"] == "extractive"
-    assert any("ollama pull qwen2.5:7b" in n for n in start["notices"])
+    # A model that is not pulled is the one server error worth showing: it says the fix.
+    assert "ollama pull qwen2.5:7b" in start["extractive_reason"]
     assert status["mode"] == "extractive" and status["backends"][0]["ok"] is False
     assert model.seen == []  # the model was never asked
 
     with make_client(library, unused_url()) as client:
         events = ask(client)
-    assert first(events, "start")["mode"] == "extractive"
-    assert first(events, "done")["answer"].startswith("*Extractive answer: No language model")
+        status = client.get("/api/llm").json()
+        exported = client.get(f"/api/messages/{first(events, 'done')['message_id']}/export")
+    start, done = first(events, "start"), first(events, "done")
+    assert exported.status_code == 200 and "unreachable" not in exported.text
+    assert start["mode"] == "extractive" and start["notices"] == []  # said once, not twice
+    assert done["answer"].startswith("*Extractive answer: No language model is reachable")
+    assert "[Settings](/settings#s-answer)" in done["answer"].split("\n")[0]
+    # The connection error is the server status's to tell (and the log's), not the answer's.
+    raw = status["backends"][0]["error"]
+    assert "unreachable" in raw and "unreachable" not in done["answer"]
+    assert not any("rerank" in n or "cross-encoder" in n for n in done["notices"])
 
 
 def test_follow_up_is_rewritten_by_the_model(

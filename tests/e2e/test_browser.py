@@ -234,6 +234,34 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     assert pg.evaluate("document.documentElement.scrollWidth") <= 392
     shot(pg, "chat-phone-dark", full=False)
 
+    # A second question in the same conversation, on a desktop screen: it is brought into
+    # view and the sources panel shows its answer's sources; clicking the first answer shows
+    # that answer's own sources again.
+    pg.set_viewport_size({"width": 1280, "height": 800})
+    pg.emulate_media(color_scheme="light")
+    ask(pg, "What did the White Rabbit take out of its waistcoat-pocket?")
+    answers = pg.locator("article.message.assistant")
+    expect(answers).to_have_count(2)
+    expect(pg.locator("article.message.user").last).to_be_in_viewport()
+
+    def panel_doc() -> str:
+        return pg.locator('[data-testid="source"] a.title').first.get_attribute("href") or ""
+
+    def cited_doc(i: int) -> str:
+        return answers.nth(i).locator("a.cite").first.get_attribute("href") or ""
+
+    def doc_of(href: str) -> str:
+        return href.split("/pages/")[0]
+
+    assert doc_of(panel_doc()) == doc_of(cited_doc(1)) != doc_of(cited_doc(0))
+    expect(pg.get_by_test_id("sources-of")).to_have_count(0)
+    answers.nth(0).locator(".meta").click()
+    expect(pg.get_by_test_id("sources-of")).to_contain_text("earlier answer")
+    assert doc_of(panel_doc()) == doc_of(cited_doc(0))
+    pg.get_by_role("button", name="Show the latest").click()
+    expect(pg.get_by_test_id("sources-of")).to_have_count(0)
+    assert doc_of(panel_doc()) == doc_of(cited_doc(1))
+
 
 def test_failed_uploads_show_their_error(page: Page, tmp_path: Path) -> None:
     exe = tmp_path / "setup.exe"
@@ -282,7 +310,9 @@ def test_markup_in_a_document_never_runs(page: Page) -> None:
 
     pg.goto("/chat")
     pg.get_by_text("Options").click()
-    pg.get_by_label("Documents").select_option(label="Harbor log of the Zanzibar lighthouse")
+    picker = pg.get_by_test_id("document-filter")
+    picker.get_by_label("Find a document to search in").fill("zanzibar")
+    picker.get_by_label("Harbor log of the Zanzibar lighthouse").check()
     ask(pg, "What did the Zanzibar lighthouse keeper write about the tide during the storm?")
     answer = pg.locator('[data-testid="answer"]').last
     assert answer.locator("script, img, [onerror], [onmouseover]").count() == 0

@@ -64,9 +64,13 @@ def test_upload_through_nginx_streams_job_progress_to_ready(stack: str) -> None:
 
 def test_spa_fallback_and_json_404_for_unknown_api_paths(stack: str) -> None:
     with httpx.Client(base_url=stack, timeout=10) as http:
-        for path in ("/", "/library/42", "/chat"):
+        for path in ("/", "/library/42", "/chat", "/save"):
             r = http.get(path)
             assert r.status_code == 200 and "<title>Quire</title>" in r.text
+            # The bookmarklet's window (/save) keeps its opener and may be opened from any page
+            # (docs/using/browser-extension.md): nothing here may cut it off.
+            for header in ("cross-origin-opener-policy", "content-security-policy"):
+                assert header not in r.headers, (path, header)
         r = http.get("/api/definitely-not-a-route")
         assert r.status_code == 404
         assert r.headers["content-type"].startswith("application/json")

@@ -218,11 +218,33 @@ def test_an_image_question_is_scored_by_the_page_of_its_locator(tmp_path: Path) 
         "kind": "image",
         "locator": {"image": "office/images/magazine-pages-2p.tif", "page": 2, "pages_total": 2},
     }
-    html = {**line, "id": "t-html", "kind": "html", "file": "office/html/a.html"}
-    path = write_set(tmp_path / "set.jsonl", [json.dumps(line), json.dumps(html)])
+    path = write_set(tmp_path / "set.jsonl", [json.dumps(line)])
     questions, problems = read_questions(path)
     [image] = [q for q in questions if q.kind == "image"]
-    assert image.pages == [2] and "html" not in {q.kind for q in questions}
-    assert problems[-1].endswith("(t-html): html files are not read yet; not asked")
+    assert image.pages == [2] and not problems
     docs = {3: image.file}
     assert is_gold(image, 3, 2, "", docs) and not is_gold(image, 3, 1, "", docs)
+
+
+def test_a_web_question_is_scored_by_the_nearest_heading_of_the_passage(tmp_path: Path) -> None:
+    line = {
+        "id": "t-html",
+        "file": "office/html/a.html",
+        "question": "Which four signals?",
+        "answer_any": ["latency, traffic, errors, and saturation"],
+        "kind": "html",
+        "locator": {"heading": "The Four Golden Signals", "heading_level": 1},
+    }
+    before = {**line, "id": "t-html-0", "locator": {"heading": None, "heading_level": None}}
+    path = write_set(tmp_path / "set.jsonl", [json.dumps(line), json.dumps(before)])
+    questions, problems = read_questions(path)
+    [web, first] = [q for q in questions if q.kind == "html"]
+    assert not problems
+    docs = {4: web.file}
+    assert is_gold(web, 4, 6, "Monitoring > The Four Golden Signals", docs)
+    assert is_gold(web, 4, 6, "The Four Golden Signals", docs)
+    # The nearest heading only: a section below it, or one above it, is not the place.
+    assert not is_gold(web, 4, 6, "The Four Golden Signals > Latency", docs)
+    assert not is_gold(web, 4, 5, "Monitoring", docs)
+    assert not is_gold(web, 5, 6, "The Four Golden Signals", docs)  # another document
+    assert is_gold(first, 4, 1, "", docs) and not is_gold(first, 4, 1, "Monitoring", docs)

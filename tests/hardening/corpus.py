@@ -163,6 +163,46 @@ class Hostile:
     reason: str
 
 
+def xhtml(doctype: str, body: str) -> bytes:
+    """An XHTML page with ``doctype`` (an entity declaration) before its root."""
+    return (
+        f'<?xml version="1.0" encoding="utf-8"?>\n{doctype}'
+        f'<html xmlns="http://www.w3.org/1999/xhtml"><head><title>t</title></head>'
+        f"<body>{body}</body></html>"
+    ).encode()
+
+
+def deep_page(depth: int) -> bytes:
+    """A page whose only paragraph sits ``depth`` elements deep."""
+    return (
+        b"<!DOCTYPE html><html><body>"
+        + b"<div>" * depth
+        + b"<p>The heron waits below ten thousand boxes.</p>"
+        + b"</div>" * depth
+        + b"</body></html>"
+    )
+
+
+def hostile_pages() -> list[Hostile]:
+    """Saved web pages (formats/web.py) that must end in their own clear error."""
+    paragraph = "<p>" + "The heron stood in the shallow water of the weir. " * 20 + "</p>"
+    return [
+        # Over the reader's 16 MB and under the test stack's 20 MB upload limit: the reader's
+        # own limit is what refuses it (a 50 MB page: tests/ingest/test_web.py).
+        Hostile("huge.html", b"<!DOCTYPE html><html><body>" + b"<p>heron</p>" * (18 * 2**20 // 12),
+                "failed", "MB a page may have"),
+        Hostile("laughs.xhtml", xhtml(LAUGHS, "<p>&b;</p>" + paragraph), "failed", "unsafe XML"),
+        Hostile("xxe.xhtml", xhtml(XXE, "<p>&e;</p>" + paragraph), "failed", "unsafe XML"),
+        Hostile("deep.html", deep_page(10_000), "failed", "more than 255 deep"),
+        Hostile("empty.html", b"<!DOCTYPE html><html><body></body></html>", "failed",
+                "no readable text"),
+        Hostile("menu.html", b"<!DOCTYPE html><html><body><nav><a href='/'>Home</a> <a>About</a>"
+                b"</nav><footer>(c) 2026</footer></body></html>", "failed", "no readable text"),
+        Hostile("app.html", b'<!DOCTYPE html><html><head><script src="/app.js"></script></head>'
+                b'<body><div id="root"></div></body></html>', "failed", "JavaScript"),
+    ]  # fmt: skip
+
+
 def hostile_corpus(real_pdf: bytes) -> list[Hostile]:
     """Every hostile or broken file of the hardening tests, with its expected end."""
     return [
@@ -172,7 +212,9 @@ def hostile_corpus(real_pdf: bytes) -> list[Hostile]:
         Hostile("photo.png", b"\x89PNG\r\n\x1a\n" + bytes(256), "failed", "damaged"),
         Hostile("program.epub", b"\x7fELF\x02\x01\x01" + bytes(256), "rejected", "ELF"),
         Hostile("archive.epub", lying_zip(), "rejected", "not an EPUB"),
-        Hostile("page.md", b"<!DOCTYPE html><html><script>x()</script>", "rejected", "HTML"),
+        Hostile("page.md", b"<!DOCTYPE html><html><script>x()</script>", "failed", "JavaScript"),
+        Hostile("feed.html", b'<?xml version="1.0"?><rss><channel/></rss>', "rejected", "XHTML"),
+        *hostile_pages(),
         Hostile("truncated.pdf", real_pdf[: len(real_pdf) // 3], "failed", "truncated"),
         Hostile("garbage.pdf", b"%PDF-1.4\n" + bytes(range(256)) * 64, "failed", "damaged"),
         Hostile("zipbomb.epub", zip_bomb_epub(), "failed", "zip bomb"),

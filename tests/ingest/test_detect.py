@@ -160,9 +160,25 @@ def test_printable_signature_at_the_start_of_a_sentence_is_text(tmp_path: Path) 
     )
 
 
-def test_html_is_unsupported(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedFileType, match="HTML"):
-        detect_kind(_write(tmp_path, "page.md", "<!DOCTYPE html><html><body>x</body></html>"))
+@pytest.mark.parametrize(
+    "head",
+    [
+        "<!DOCTYPE html><html><body>x</body></html>",
+        "\ufeff<html lang='en'><body>x</body></html>",
+        '<?xml version="1.0"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>',
+        "<!--\n Page saved with SingleFile \n url: https://example.org/ \n-->\n<html></html>",
+        "<!-- saved from url=(0024)https://example.org/a/ -->\n<html><body>x</body></html>",
+        "From: <Saved by Blink>\r\nSnapshot-Content-Location: https://example.org/\r\n"
+        'MIME-Version: 1.0\r\nContent-Type: multipart/related;\r\n\ttype="text/html"\r\n',
+    ],
+)
+def test_web_pages_are_web(tmp_path: Path, head: str) -> None:
+    assert detect_kind(_write(tmp_path, "page.txt", head)) == "web"
+
+
+def test_xml_that_is_not_a_page_is_unsupported(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFileType, match="XML document that is not XHTML"):
+        detect_kind(_write(tmp_path, "feed.md", '<?xml version="1.0"?>\n<rss><channel/></rss>'))
 
 
 def test_utf16_with_bom_is_text(tmp_path: Path) -> None:

@@ -27,7 +27,13 @@ def scan() -> tuple[Extracted, list[tuple[str, float]]]:
     events: list[tuple[str, float]] = []
     # 200 dpi keeps the suite fast on a 2-core machine; the scan reads well at it.
     settings = Settings(ocr_dpi=200, ocr_workers=2)
-    extracted = extract_file(SCAN, settings, lambda stage, f: events.append((stage, f)))
+    partials: list[Extracted] = []
+    extracted = extract_file(
+        SCAN, settings, lambda stage, f: events.append((stage, f)), partial=partials.append
+    )
+    # No page of the scan has text of its own: nothing to search before OCR, so the document
+    # is not called searchable meanwhile (its text layer's stray words found nothing).
+    assert partials == []
     return extracted, events
 
 

@@ -1,6 +1,6 @@
-"""Migrations 0017 (the Office kinds) and 0018 (``image``): the documents.kind CHECK admits
-the new kinds in place (as 0006 did): rows, pages, chunks and their FTS rows survive; the
-downgrade drops only documents of the new kinds."""
+"""Migrations 0017 (the Office kinds), 0018 (``image``) and 0019 (``web``): the documents.kind
+CHECK admits the new kinds in place (as 0006 did): rows, pages, chunks and their FTS rows
+survive; the downgrade drops only documents of the new kinds."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ INSERT_DOC = (
     [
         ("0016", "0017", "pdf", ("docx", "odt", "pptx", "odp", "xlsx", "ods"), "doc"),
         ("0017", "0018", "docx", ("image",), "gif"),
+        ("0018", "0019", "image", ("web",), "html"),
     ],
-    ids=["0017-office", "0018-image"],
+    ids=["0017-office", "0018-image", "0019-web"],
 )
 def test_the_new_kinds_are_admitted_and_the_rest_kept(
     tmp_path: Path,

@@ -216,7 +216,8 @@ async def test_a_model_failing_before_any_text_gives_the_extractive_answer(db: D
     events = await answer(engine(db, FakeSearcher(hits()), ScriptedChat(rag.reply)))
     done = one(events, DoneEvent)
     assert done.mode == "extractive" and done.model is None
-    assert any("runner crashed" in n for n in done.notices)
+    assert done.extractive_reason == "the language model failed before answering (see the log)."
+    assert not any("runner crashed" in n for n in [done.answer, *done.notices])  # the log's
     assert "waistcoat-pocket" in done.answer and done.citations
 
 

@@ -354,3 +354,6 @@ def test_a_limit_is_answered_by_a_sentence_that_states_one() -> None:
     assert asks.gives("It complies with Government Code section 65852.22.") == 0.5
     assert asks.gives("It complies with the code.") == 0.0
     assert asks.gives("the creation fails if ‖o‖ > 24576") == 1.0
+    # Counts in words in those languages are numbers too ("les quinze revues").
+    assert Asks.of("Combien de revues les auteurs citent-ils ?").gives("les quinze revues") == 1.0
+    assert Asks.of("How many are due?").gives("It is due per cent of the time.") == 0.0

@@ -33,6 +33,16 @@ class JobOut(BaseModel):
     attempts: int = 0
     error: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+    ahead: int | None = Field(
+        default=None,
+        description="Queued or running: files the workers take before this one (0: next).",
+    )
+    running: int | None = Field(default=None, description="Files being read now.")
+    eta_s: float | None = Field(
+        default=None,
+        description="Estimated seconds until it is done, from how fast this library's last "
+        "files went; null before any has finished.",
+    )
 
 
 class JobBrief(BaseModel):
@@ -181,6 +191,11 @@ class HealthOut(BaseModel):
     embedder: EmbedderStatus | None = None
     reranker: RerankerStatus | None = None
     formats: list[FormatOut] = Field(default_factory=list)
+    warm: bool = Field(
+        default=False,
+        description="Whether search has loaded what it needs (QUIRE_WARM_UP, at start, in the "
+        "background): until then the first question is slower than the rest.",
+    )
 
 
 class LanguagesEmbedder(BaseModel):

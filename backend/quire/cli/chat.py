@@ -92,6 +92,8 @@ def source_line(s: Source) -> str:
     head = f" — {s.heading_path}" if s.heading_path else ""
     # A Perplexity passage's own web sources, under it.
     cited = "".join(f"\n    web {describe(w)}" for w in s.web_sources)
+    if s.kind == "web" and s.origin_url:  # the live page, scrolled to the passage
+        cited += f"\n    {s.origin_url}"
     return f"[{s.n}] {s.title} ({s.kind}, {where}){head}{cited}"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -16,7 +17,6 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from quire.config import Settings
 from quire.errors import QuireError
-from quire.ingest.worker import Worker
 from quire.storage import jobs
 from quire.storage.db import Database
 
@@ -49,20 +49,41 @@ def fail(exc: QuireError, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def default_workers() -> int:
-    """Workers for ``--wait``: one per core (at most 4), each embedding on one thread — on a
-    busy 2-core box two single-thread runs beat one two-thread run (bench/embed.py)."""
-    return max(1, min(4, os.cpu_count() or 1))
+#: Memory one ingest worker may need: its embedder, a document's text and vectors, and the
+#: extraction process beside it (a 244-page book peaks near 600 MB).
+WORKER_MB = 1024
+
+
+def default_workers(config: Settings | None = None) -> int:
+    """Ingest workers to run at once: QUIRE_WORKERS, else one per core, each embedding on one
+    thread (on a busy 2-core box two single-thread runs beat one two-thread run,
+    bench/embed.py), as many as half the memory holds at ``WORKER_MB`` each."""
+    if config is not None and config.workers:
+        return config.workers
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, _memory_mb() // 2 // WORKER_MB or 1))
+
+
+def _memory_mb() -> int:
+    """The machine's memory in MB (POSIX; elsewhere a figure that does not bound anything)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (AttributeError, ValueError, OSError):
+        return 1 << 20
 
 
 def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, workers: int = 1) -> int:
-    """Run ``workers`` workers in this process until the jobs (id -> name) end, with an
-    overall line (files, pages, chunks, time left) and a bar per running file; returns how
-    many failed. Interrupted, the jobs stay queued: running the command again resumes them."""
-    pool = [Worker(settings, db=db) for _ in range(max(1, workers))]
-    threads = [threading.Thread(target=w.run, kwargs={"drain": False}, daemon=True) for w in pool]
-    for thread in threads:
-        thread.start()
+    """Run ``workers`` worker processes (``quire worker``, at most one per job) until the jobs
+    (id -> name) end, with an overall line (files, pages, chunks, time left) and a bar per
+    running file; returns how many failed. Processes, not threads: the embedder scales with
+    single-thread processes and not with threads of one. Interrupted, the jobs stay queued:
+    running the command again resumes them."""
+    pool = [_worker_process(settings) for _ in range(max(1, min(workers, len(pending))))]
+    relays = [
+        threading.Thread(target=_relay, args=(proc,), daemon=True) for proc in pool if proc.stderr
+    ]
+    for relay in relays:
+        relay.start()
     failures = 0
     pending = dict(pending)
     total = len(pending)
@@ -123,13 +144,47 @@ def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, worke
                 )
                 time.sleep(0.2)
         finally:
-            for w in pool:
-                w.stop()
-            for thread in threads:
-                thread.join(timeout=30)
-            for w in pool:
-                w.close()
+            _stop(pool)
+            for relay in relays:
+                relay.join(timeout=5)
     return failures
+
+
+def _worker_process(settings: Settings) -> subprocess.Popen[str]:
+    """A ``quire worker`` on this library, its log lines piped back (see ``_relay``)."""
+    env = {**os.environ, "QUIRE_DATA_DIR": str(settings.data_dir)}
+    if settings.database_url:
+        env["QUIRE_DATABASE_URL"] = settings.database_url
+    return subprocess.Popen(
+        [sys.executable, "-m", "quire", "worker"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _relay(proc: subprocess.Popen[str]) -> None:
+    """A worker's log lines, written to this process's stderr, which the progress display
+    prints above its bars (a child writing to the terminal itself would tear them)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        sys.stderr.write(line)
+
+
+def _stop(pool: list[subprocess.Popen[str]]) -> None:
+    """Ask the workers to stop after their current job (SIGTERM), then make sure of it."""
+    for proc in pool:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 30
+    for proc in pool:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _clock(seconds: float) -> str:

@@ -63,10 +63,11 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     "--workers",
     type=click.IntRange(1, 16),
     default=None,
-    help="Files processed at once with --wait (default: one per core, at most 4).",
+    help="Worker processes for --wait (default: QUIRE_WORKERS, else one per core as memory "
+    "allows).",
 )
 def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
-    """Add files and folders (PDF, EPUB, Office, page images, Perplexity markdown, md, txt)."""
+    """Add files and folders (PDF, EPUB, Office, page images, saved web pages, md, txt…)."""
     config = settings()
     db = open_database(config)
     files = _expand(paths)
@@ -112,7 +113,7 @@ def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
                 queued.setdefault(intake.job_id, path.name)
             bar.advance(task)
     if wait and queued:
-        failures += run_jobs(config, db, queued, workers=workers or default_workers())
+        failures += run_jobs(config, db, queued, workers=workers or default_workers(config))
     elif queued:
         console.print(
             "Run [bold]quire worker[/bold] (or [bold]make run[/bold]) to process the queue."

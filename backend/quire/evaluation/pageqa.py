@@ -5,8 +5,9 @@ A question set is JSONL in the layout of ``shared/data/qa/README.md``: ``questio
 (relative to the documents folder), ``answer_any`` (short strings copied from the page), and
 where the answer is — ``pages`` for a PDF (1-based physical pages), ``section`` for an EPUB
 (the heading that opens it), ``turn`` for a Perplexity export, ``locator`` for an Office file
-(:func:`office_gold`), ``locator.page`` for a page image (a frame of the file). The documents
-the set names are
+(:func:`office_gold`), ``locator.page`` for a page image (a frame of the file),
+``locator.heading`` for a saved web page (the nearest heading of the cited passage's heading
+path, :func:`web_gold`; null: before every heading). The documents the set names are
 ingested once, by the real intake and worker, into a library cached under
 ``<data_dir>/eval/pageqa-<hash>`` (the hash covers the files, the embedder, the chunking and
 :data:`INDEX_VERSION`). Then every question is searched over the whole library and answered
@@ -18,7 +19,7 @@ ingested once, by the real intake and worker, into a library cached under
   right page, at least one right page cited (recall); an answer that cites nothing scores 0;
 - time: p50/p95 of search and of the whole answer.
 
-Questions of kinds Quire does not read yet (``UNREAD_KINDS``: web pages) are
+Questions of kinds Quire does not read yet (``UNREAD_KINDS``, none today) are
 reported as such, their files not ingested, and the rest of the set goes on.
 
 Text is compared as the set's verifier compares it: NFKC, soft hyphens removed, whitespace
@@ -52,6 +53,7 @@ from quire.evaluation.questions import (
     normalise,
     office_gold,
     read_questions,
+    web_gold,
 )
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
@@ -67,7 +69,7 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-INDEX_VERSION = 4  # 4: Office files (issue 34)
+INDEX_VERSION = 5  # 4: Office files (issue 34); 5: saved web pages (issue 35)
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 
@@ -183,6 +185,8 @@ def is_gold(
         return page == q.turn
     if q.kind in OFFICE_SETS:
         return page in q.gold
+    if q.kind == "html":
+        return web_gold(q, heading_path)
     section = normalise(q.section or "")
     return bool(section) and section in normalise(heading_path)
 

@@ -19,7 +19,7 @@ from quire.errors import InputError
 
 OFFICE_SETS = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
 #: Kinds a question set may hold that Quire does not read yet.
-UNREAD_KINDS = ("html",)
+UNREAD_KINDS: tuple[str, ...] = ()
 _CELL_ROW = re.compile(r"\d+")
 
 
@@ -104,6 +104,15 @@ def contains_answer(q: Question, text: str) -> tuple[bool, bool]:
     answers = [normalise(a) for a in q.answer_any]
     exact = any(a in body for a in answers)
     return exact, exact or any(a.lower() in body.lower() for a in answers)
+
+
+def web_gold(q: Question, heading_path: str) -> bool:
+    """Whether a saved web page's passage under ``heading_path`` is where ``q``'s locator says
+    the answer is: its nearest heading (the path's last) is the locator's ``heading``; a null
+    heading means before every heading (an empty path)."""
+    wanted = (q.locator or {}).get("heading")
+    nearest = heading_path.rsplit(" > ", 1)[-1] if heading_path else ""
+    return normalise(nearest) == normalise(wanted or "")
 
 
 def office_gold(q: Question, document: dict[str, Any], pages: list[dict[str, Any]]) -> list[int]:

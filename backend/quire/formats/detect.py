@@ -10,7 +10,8 @@ it has the EPUB ``mimetype`` entry or ``META-INF/container.xml``; Word, PowerPoi
 by the main part ``[Content_Types].xml`` declares, macro-enabled and templates included;
 OpenDocument text, presentation or spreadsheet by its ``mimetype``; a ChatGPT or Claude data
 export if it holds ``conversations.json``),
-then text: a ChatGPT or Claude export (JSON whose head has ``"mapping"`` or
+then text: a saved web page (HTML or XHTML, SingleFile's HTML, an MHTML archive:
+formats/web.py), a ChatGPT or Claude export (JSON whose head has ``"mapping"`` or
 ``"chat_messages"``), Perplexity markdown (either layout of DESIGN §7), other
 markdown, plain text. Text must be UTF-8 or UTF-16 with a BOM; a file that is neither but looks
 like text (no NUL bytes, few control characters) is read in a legacy encoding: the Chinese,
@@ -119,6 +120,13 @@ _MD_LINK = re.compile(r"!?\[[^\]\n]+\]\([^)\s]+\)")
 _MD_FENCE = re.compile(r"^(?:```|~~~)", re.MULTILINE)
 _MD_EMPHASIS = re.compile(r"(\*\*|__)\S[^\n]*?\S\1|`[^`\n]+`")
 _MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
+#: The head of a saved web page (formats/web.py): an XML declaration, MHTML's MIME headers.
+XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_HTML_ROOT = re.compile(r"<html[\s>]", re.IGNORECASE)
+_MHTML_HEAD = re.compile(
+    r"^(?:From|Snapshot-Content-Location|Subject|Date|MIME-Version|Content-Type)\s*:",
+    re.IGNORECASE,
+)
 
 
 def _common(char: str, encoding: str) -> bool:
@@ -299,6 +307,27 @@ def _sample_text(path: Path) -> str:
         return sample.decode(legacy_encoding(sample), errors="replace")
 
 
+def is_mhtml(head: str) -> bool:
+    """Whether a text file's head is an MHTML archive (MIME headers, ``multipart/related``)."""
+    return bool(_MHTML_HEAD.match(head)) and "multipart/related" in head[:4096].lower()
+
+
+def is_html(head: str) -> bool:
+    """Whether a text file's head is an HTML or XHTML page (a save's leading comments, such as
+    SingleFile's or ``saved from url=``, and an XML declaration are allowed before it)."""
+    text = XML_DECL.sub("", head.lstrip("\ufeff \t\r\n"), count=1).lstrip()
+    while text.startswith("<!--"):
+        end = text.find("-->")
+        if end == -1:
+            return False
+        text = text[end + 3 :].lstrip()
+    start = text[:15].lower()
+    if start.startswith(("<!doctype html", "<html", "<head", "<meta charset")):
+        return True
+    # XHTML with a DOCTYPE of its own (an internal subset: formats/web.py refuses its entities).
+    return start.startswith("<!doctype") and _HTML_ROOT.search(text[:SAMPLE_BYTES]) is not None
+
+
 def is_perplexity_builtin(text: str) -> bool:
     """Perplexity's own "Export → Markdown": the logo image or footnotes, and `# question` turns."""
     head = text[:4096]
@@ -356,8 +385,10 @@ def detect_kind(path: Path) -> Kind:
     if not text.strip():
         raise EmptyFile("The file contains only whitespace.")
     stripped = text.lstrip().lower()
-    if stripped.startswith(("<!doctype html", "<html", "<?xml")):
-        raise UnsupportedFileType("Unsupported file type: an HTML/XML document")
+    if is_html(text) or is_mhtml(text):
+        return "web"
+    if stripped.startswith("<?xml"):
+        raise UnsupportedFileType("Unsupported file type: an XML document that is not XHTML")
     if kind := chat_export_kind(text):
         return kind
     if is_perplexity_builtin(text) or is_perplexity_exporter(text):

@@ -47,6 +47,11 @@ def format_status(settings: Settings) -> list[FormatStatus]:
         FormatStatus("Word .docx/.docm, OpenDocument .odt", True, "built in (python readers)"),
         FormatStatus("PowerPoint .pptx, OpenDocument .odp", True, "built in (python readers)"),
         FormatStatus("Excel .xlsx, OpenDocument .ods", True, "built in (openpyxl, lxml)"),
+        FormatStatus(
+            "web pages .html/.htm/.xhtml, .mhtml/.mht, SingleFile",
+            True,
+            "built in (readability-lxml, lxml)",
+        ),
         FormatStatus("scanned PDF pages (OCR)", bool(tesseract and pdftoppm), ocr_why),
         FormatStatus("rendered view of Word, OpenDocument and slides", bool(found), lo_why),
         FormatStatus("legacy .doc, .ppt, .xls and .rtf", bool(found), lo_why),

@@ -25,6 +25,7 @@ from quire.formats.pdf.reader import extract_pdf
 from quire.formats.pdf.structure import apply_outline
 from quire.formats.perplexity_md import parse_perplexity_markdown, with_structure
 from quire.formats.types import Extracted, Progress, no_progress
+from quire.formats.web import read_web
 from quire.storage.records import Kind, Page
 from quire.text.clean import clean_page_text, strip_running_headers
 
@@ -101,6 +102,11 @@ def extract_file(
         # Born digital, read block by block and cleaned there: the page cuts, heading offsets
         # and labels the readers set stay as they are.
         extracted = _read_office(path, kind, settings)
+        progress("extract", 1.0)
+        return extracted
+    elif kind == "web":
+        # Cut into sections and cleaned block by block as an Office file is (formats/web.py).
+        extracted = read_web(path)
         progress("extract", 1.0)
         return extracted
     elif kind in ("chatgpt", "claude"):

@@ -43,6 +43,7 @@ class _Health:
     ok: bool
     error: str | None
     at: float
+    code: str | None = None  # the error's code (llm_model_not_pulled: the server is up)
     models: list[ModelInfo] = field(default_factory=list)
 
 
@@ -116,10 +117,18 @@ class LLMRouter:
                     "model": backend.model,
                     "ok": health.ok,
                     "error": health.error,
+                    "code": health.code,
                     "models": [m.name for m in health.models],
                 }
             )
         return rows
+
+    async def missing_model(self) -> str | None:
+        """When no backend answers because its server lacks the model: that server's words,
+        which say the fix (``ollama pull …``); None when the servers are down or answer."""
+        rows = await self.status()
+        missing = [r["error"] for r in rows if r.get("code") == LLMModelNotPulled.code]
+        return missing[0] if missing else None
 
     def stream(
         self,
@@ -174,7 +183,7 @@ class LLMRouter:
                     yield delta
             except LLMUnavailable as e:
                 if _server_fault(e):
-                    self._set(i, ok=False, error=e.message)
+                    self._set(i, ok=False, error=e.message, code=e.code)
                 if started:
                     if isinstance(e, LLMInterrupted):
                         raise
@@ -239,7 +248,7 @@ class LLMRouter:
                 models = await backend.check()
             except LLMUnavailable as e:
                 log.warning("%s is not usable: %s", backend_label(backend), e.message)
-                self._set(i, ok=False, error=e.message)
+                self._set(i, ok=False, error=e.message, code=e.code)
                 return False
             self._set(i, ok=True, error=None, models=models)
             return True
@@ -251,12 +260,18 @@ class LLMRouter:
         return None
 
     def _set(
-        self, i: int, *, ok: bool, error: str | None, models: list[ModelInfo] | None = None
+        self,
+        i: int,
+        *,
+        ok: bool,
+        error: str | None,
+        models: list[ModelInfo] | None = None,
+        code: str | None = None,
     ) -> None:
         known = self._health.get(i)
         if models is None:
             models = known.models if known is not None else []
-        self._health[i] = _Health(ok=ok, error=error, at=self._clock(), models=models)
+        self._health[i] = _Health(ok=ok, error=error, at=self._clock(), models=models, code=code)
 
 
 def make_router(settings: Settings) -> LLMRouter | None:

@@ -64,7 +64,6 @@ async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -
     request) at once."""
     prepared = await asyncio.to_thread(rt.engine.prepare, request)
     progress = _Progress(report)
-    start: StartEvent | None = None
     done: DoneEvent | None = None
     sources: list[Source] = []
     previous: Event | None = None
@@ -73,9 +72,8 @@ async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -
     async with contextlib.aclosing(stream) as events:
         async for event in events:
             match event:
-                case StartEvent(model=model, notices=notices):
-                    start = event
-                    why = f"answering extractively: {notices[0]}" if notices else "extractive"
+                case StartEvent(model=model, extractive_reason=reason):
+                    why = f"answering extractively: {reason}" if reason else "extractive"
                     await progress.at(_AT["start"], f"answering with {model}" if model else why)
                 case PlanEvent(strategy=strategy, queries=queries):
                     more = f" with {len(queries)} query variations" if len(queries) > 1 else ""
@@ -119,23 +117,17 @@ async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -
         answer=done.answer,
         mode=done.mode,
         model=done.model,
-        extractive_reason=_why_extractive(start, done),
+        extractive_reason=_why_extractive(done),
         citations=done.citations,
         sources=[_source(s, links, stored.get(s.document_id)) for s in sources],
         notices=done.notices,
     )
 
 
-def _why_extractive(start: StartEvent | None, done: DoneEvent) -> str | None:
+def _why_extractive(done: DoneEvent) -> str | None:
     if done.mode != "extractive":
         return None
-    if start is not None and start.mode == "extractive" and start.notices:
-        return start.notices[0]
-    known = set(start.notices) if start is not None else set()
-    fallback = [n for n in done.notices if n not in known and "language model" in n]
-    if fallback:
-        return fallback[0]
-    return "no passage matched the question, so no language model was asked"
+    return done.extractive_reason or "no passage matched the question, so no model was asked"
 
 
 def _source(s: Source, links: Links, stored_path: str | None) -> schemas.Source:

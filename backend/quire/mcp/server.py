@@ -247,8 +247,8 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 min_length=1,
                 max_length=4096,
                 description="A file or folder on the Quire server's machine, or an http(s) "
-                "URL to download (PDF, EPUB, Office files, page images, Perplexity markdown, md, "
-                "txt).",
+                "URL to download (PDF, EPUB, Office files, page images, saved web pages, "
+                "Perplexity markdown, md, txt).",
             ),
         ],
         ctx: Context,

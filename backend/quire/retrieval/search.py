@@ -42,7 +42,6 @@ from quire.text.language import language_name
 from quire.text.scripts import text_language
 
 log = logging.getLogger(__name__)
-
 MAX_QUERY_CHARS = 2000  # what the legs see; longer questions are cut with a notice
 RERANK_TOP = {"precise": 35, "exhaustive": 60}
 #: The best fused candidates the window stage scores (the others get no window score).

@@ -45,6 +45,7 @@ EXTENSIONS = {
     "xlsx": ".xlsx",
     "ods": ".ods",
     "image": "",  # .png, .jpg, .tif…: /file names the type from the bytes
+    "web": ".html",  # an MHTML save too: /file names the type from the bytes
 }
 
 

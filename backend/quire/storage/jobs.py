@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Connection, insert, select, text, update
 
 from quire.storage.db import dialect, id_list, in_ids
-from quire.storage.schema import ingest_jobs, utcnow
+from quire.storage.schema import documents, ingest_jobs, utcnow
 
 
 class JobLost(Exception):
@@ -232,3 +233,100 @@ def latest_for_document(conn: Connection, document_id: int) -> Job | None:
         .limit(1)
     ).first()
     return from_row(row) if row else None
+
+
+#: Finished ingest jobs whose time per byte makes the estimate (the latest ones).
+RATE_SAMPLE = 20
+#: Below this progress a running job's own pace says too little: the library's decides.
+MIN_PACE_PROGRESS = 0.1
+#: Sizes must differ this much before time is taken to grow with size.
+SIZE_SPREAD = 4
+
+
+@dataclass(frozen=True)
+class QueuePlace:
+    """Where a job stands: files to be taken before it, and the seconds until it is done,
+    estimated from how long this library's last files took (None before any finished)."""
+
+    ahead: int
+    running: int
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A file's expected seconds: ``fixed`` + ``per_mb`` × its size."""
+
+    fixed: float
+    per_mb: float
+
+    def seconds(self, byte_size: int | None) -> float:
+        return self.fixed + self.per_mb * (byte_size or 0) / 1e6
+
+
+def queue_place(conn: Connection, job_id: int) -> QueuePlace | None:
+    """A queued or running ingest job's place in the queue and its estimate; None otherwise.
+
+    The estimate: this library's pace (``pace``) applied to the jobs ahead and its own, shared
+    by the jobs running now (each runs on a worker: at least one); a running job past
+    ``MIN_PACE_PROGRESS`` is judged by how fast it has gone so far."""
+    j, d = ingest_jobs.c, documents.c
+    rows = conn.execute(
+        select(j.id, j.status, j.progress, j.started_at, d.byte_size)
+        .select_from(ingest_jobs.outerjoin(documents, d.id == j.document_id))
+        .where(j.status.in_(("queued", "running")), j.kind == "ingest")
+        .order_by(j.id)
+    ).all()
+    mine = next((r for r in rows if r.id == job_id), None)
+    if mine is None:
+        return None
+    running = [r for r in rows if r.status == "running"]
+    ahead = [r for r in rows if r.status == "queued" and r.id < job_id]
+    measured = pace(conn)
+    if measured is None:
+        return QueuePlace(len(ahead), len(running), None)
+    now = utcnow()
+
+    def left(r: Any) -> float:
+        whole = measured.seconds(r.byte_size)
+        if r.status != "running":
+            return whole
+        if r.started_at is not None and r.progress >= MIN_PACE_PROGRESS:
+            spent = (now - r.started_at).total_seconds()
+            return max(0.0, spent * (1 - r.progress) / r.progress)
+        return whole * (1 - r.progress)
+
+    if mine.status == "running":
+        eta = left(mine)
+    else:
+        eta = sum(left(r) for r in running + ahead) / max(1, len(running)) + left(mine)
+    return QueuePlace(len(ahead), len(running), round(eta, 1))
+
+
+def pace(conn: Connection) -> Pace | None:
+    """How long this library's files take, from its last ``RATE_SAMPLE`` finished ingest jobs:
+    a least-squares line of seconds over size when their sizes differ enough to tell (the
+    largest at least ``SIZE_SPREAD`` times the smallest), else their median time, whatever
+    the size; None before any finished."""
+    j, d = ingest_jobs.c, documents.c
+    rows = conn.execute(
+        select(j.started_at, j.finished_at, d.byte_size)
+        .select_from(ingest_jobs.join(documents, d.id == j.document_id))
+        .where(
+            j.status == "done",
+            j.kind == "ingest",
+            j.started_at.is_not(None),
+            j.finished_at.is_not(None),
+        )
+        .order_by(j.id.desc())
+        .limit(RATE_SAMPLE)
+    ).all()
+    if not rows:
+        return None
+    mb = np.array([(r.byte_size or 0) / 1e6 for r in rows])
+    secs = np.array([(r.finished_at - r.started_at).total_seconds() for r in rows])
+    if len(rows) >= 2 and mb.max() >= SIZE_SPREAD * max(mb.min(), 1e-3):
+        slope = float(np.polyfit(mb, secs, 1)[0])
+        per_mb = max(0.0, slope)
+        return Pace(max(0.0, float(secs.mean() - per_mb * mb.mean())), per_mb)
+    return Pace(float(np.median(secs)), 0.0)

@@ -19,7 +19,7 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 Kind = Literal[
     "pdf", "epub", "perplexity", "markdown", "text", "chatgpt", "claude",
-    "docx", "odt", "pptx", "odp", "xlsx", "ods", "image",
+    "docx", "odt", "pptx", "odp", "xlsx", "ods", "image", "web",
 ]  # fmt: skip
 KINDS: tuple[Kind, ...] = get_args(Kind)
 #: Office kinds: a page's label, when it has one, is its whole citation ("slide 14 · Results",
@@ -27,8 +27,11 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 OFFICE_KINDS: tuple[Kind, ...] = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
 #: Kinds whose pages are the turns of a conversation, with the web sources each turn cites.
 TURN_KINDS: tuple[Kind, ...] = ("perplexity", "chatgpt", "claude")
+#: Kinds whose label, when a page has one, is its whole citation: Office files and saved web
+#: pages ("The Four Golden Signals, ¶ 3–7": formats/web.py).
+LABELLED_KINDS: tuple[Kind, ...] = (*OFFICE_KINDS, "web")
 #: Where a page's text came from.
-PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text", "office"]
+PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text", "office", "web"]
 #: Where a document came from (``documents.origin``, generated: storage/schema.py ORIGIN_SQL).
 Origin = Literal["upload", "folder", "chatgpt", "claude", "perplexity", "zotero", "web"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
@@ -59,6 +62,7 @@ UNITS: dict[Kind, str] = {
     "xlsx": "sheet",
     "ods": "sheet",
     "image": "p.",  # a frame of the file: "p. 2" of a two-page TIFF scan
+    "web": "section",  # a saved web page: labelled "The Four Golden Signals, ¶ 3–7"
 }
 
 
@@ -70,7 +74,7 @@ def place(kind: str, page: int, label: str | None = None) -> str:
     the physical page (``#page=188``). An Office page's label is its whole citation."""
     unit = UNITS.get(kind, "p.")  # type: ignore[call-overload]
     label = printed_label(page, label)
-    if label is not None and kind in OFFICE_KINDS:
+    if label is not None and kind in LABELLED_KINDS:
         return label
     if label is None:
         return f"{unit} {page}"

@@ -7,10 +7,12 @@ source that may be cited is a page: the best fact per document page is kept.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from quire import urls
 from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions
 from quire.retrieval.planner import Plan
@@ -18,6 +20,12 @@ from quire.storage.records import TURN_KINDS, place
 from quire.synthesis import prompts
 from quire.synthesis.budget import Budget
 from quire.synthesis.events import AnswerMode, CitationCheck, Source, VerifyEvent
+from quire.text.table_rows import SEPARATOR as ROW_SEPARATOR
+
+#: An LLM's fact is its own wording: the text fragment names a paragraph this long instead.
+FRAGMENT_MIN_WORDS = 8
+#: A list item's bullet as a saved web page's text has it (formats/web.py), not on the page.
+_BULLET = re.compile(r"^(?:- |\d{1,4}\. )")
 
 
 @dataclass(frozen=True)
@@ -73,11 +81,38 @@ class Evidence:
             highlights=h.highlights,
             quote=self.quote,
             score=h.rerank if h.rerank is not None else h.fused,
-            origin_url=str(h.metadata["url"])
-            if h.kind in TURN_KINDS and h.metadata.get("url")
-            else None,
+            origin_url=origin_url(h, self.quote),
             web_sources=h.web_sources,
         )
+
+
+def origin_url(hit: Hit, quote: str) -> str | None:
+    """The original's own web address: a Perplexity or chat thread's; a saved web page's with
+    a text fragment that scrolls to the quoted passage on the live page (urls.text_fragment)."""
+    url = hit.metadata.get("url")
+    if not url:
+        return None
+    if hit.kind in TURN_KINDS:
+        return str(url)
+    if hit.kind == "web":
+        return urls.text_fragment(str(url), fragment_passage(quote, hit.text))
+    return None
+
+
+def fragment_passage(quote: str, passage: str) -> str:
+    """What a text fragment should find on the live page: the quote when it is the stored
+    text's own words (an extractive sentence), else the passage's first paragraph of eight
+    words or more (an LLM's fact is its own wording, which the page does not hold). What the
+    reader added is taken off: a list item's bullet, a table row's headers (its first value)."""
+    flat = " ".join(quote.split())
+    if not (flat and flat in " ".join(passage.split())):
+        paragraphs = [" ".join(p.split()) for p in passage.split("\n\n") if p.strip()]
+        long = [p for p in paragraphs if len(p.split()) >= FRAGMENT_MIN_WORDS]
+        flat = long[0] if long else max(paragraphs, key=len, default="")
+    flat = _BULLET.sub("", flat)
+    if ROW_SEPARATOR in flat:  # "Symptom: I'm serving HTTP 500s · Cause: …"
+        flat = flat.split(ROW_SEPARATOR, 1)[0].split(": ", 1)[-1]
+    return flat
 
 
 @dataclass

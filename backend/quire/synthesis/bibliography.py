@@ -64,7 +64,9 @@ class Work:
     isbn: str | None = None
     publisher: str | None = None
     url: str | None = None
-    accessed: str | None = None  # ISO date a web page was read (the answer's date)
+    #: ISO date a web page was read: a Perplexity thread's, the answer's date; a saved web
+    #: page's, the day Quire fetched it (``fetched_at``), unknown for a file saved elsewhere.
+    accessed: str | None = None
     pages: list[str] = field(default_factory=list)  # the cited pages, as printed
     journal: str | None = None  # the publication an article is in (a Zotero item's)
     volume: str | None = None
@@ -155,7 +157,7 @@ def bibtex_type(work: Work) -> str:
         return "article"
     if work.kind == "epub" or (work.kind == "pdf" and work.isbn):
         return "book"
-    if work.kind == "perplexity":
+    if work.kind in ("perplexity", "web"):
         return "online"
     return "misc"
 
@@ -225,7 +227,7 @@ def csl_type(work: Work) -> str:
         return "article-journal"
     if work.kind == "epub" or (work.kind == "pdf" and work.isbn):
         return "book"
-    if work.kind == "perplexity":
+    if work.kind in ("perplexity", "web"):
         return "webpage"
     return "document"
 
@@ -255,7 +257,7 @@ def to_csl(works: list[Work]) -> list[dict[str, Any]]:
             item["issue"] = work.number
         if work.url:
             item["URL"] = work.url
-        if work.accessed and work.kind == "perplexity":
+        if work.accessed and work.kind in ("perplexity", "web"):
             y, m, d = (int(p) for p in work.accessed.split("-"))
             item["accessed"] = {"date-parts": [[y, m, d]]}
         if work.pages:

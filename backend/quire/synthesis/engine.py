@@ -34,7 +34,7 @@ from quire.llm.router import LLMRouter
 from quire.retrieval.hits import Hit, SearchResult
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import Plan, heuristic_plan
-from quire.retrieval.search import Searcher
+from quire.retrieval.search import NO_CROSS_ENCODER, Searcher
 from quire.storage import conversations
 from quire.storage.db import Database
 from quire.synthesis import citecheck, extractive, parse, prompts
@@ -59,6 +59,8 @@ from quire.synthesis.order import page_texts
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 8000
+#: Where a quoted-only answer points for written ones: the web app's Settings page.
+SET_UP_A_MODEL = "set one up in [Settings](/settings#s-answer) for written answers."
 ANSWER_MAX_SOURCES = 15
 HISTORY_TURNS = 6
 SECOND_ROUND_SOURCES = 5
@@ -117,8 +119,7 @@ class ChatEngine:
     async def stream(self, prepared: Prepared) -> AsyncGenerator[Event, None]:
         mode, model, why = await self._mode(prepared.request)
         run = Run(prepared, mode, model)
-        if why:
-            run.notices.append(why)
+        if why:  # said once, in the answer's first line (and the events' extractive_reason)
             run.why_extractive = why
         try:
             async for event in self._answer(run):
@@ -149,12 +150,13 @@ class ChatEngine:
         if not req.use_llm:
             return "extractive", None, "the LLM was switched off for this question."
         if self.router is None:
-            return "extractive", None, "no language model is configured."
+            return "extractive", None, f"no language model is set up; {SET_UP_A_MODEL}"
         available = await self.router.available()
         if not available:
-            rows = await self.router.status()
-            why = "; ".join(f"{r['name']}: {r['error']}" for r in rows if r.get("error"))
-            return "extractive", None, f"no language model is reachable ({why})."
+            # The servers' errors are the log's, /api/llm's and `quire doctor`'s to show.
+            if missing := await self.router.missing_model():
+                return "extractive", None, f"the language model is not installed: {missing}"
+            return "extractive", None, f"no language model is reachable; {SET_UP_A_MODEL}"
         return "llm", backend_label(available[0]), None
 
     async def _answer(self, run: Run) -> AsyncIterator[Event]:
@@ -170,6 +172,7 @@ class ChatEngine:
             mode=run.mode,
             model=run.model,
             notices=list(run.notices),
+            extractive_reason=run.why_extractive if run.mode == "extractive" else None,
         )
 
         t0 = time.perf_counter()
@@ -191,8 +194,8 @@ class ChatEngine:
                 if run.answer.strip():  # text was shown: an interruption, not a fallback
                     raise LLMInterrupted(exc.message) from exc
                 run.mode, run.model, run.answer = "extractive", None, ""
-                run.why_extractive = f"the language model failed ({exc.message})."
-                run.notices.append(run.why_extractive)
+                log.warning("chat: the language model failed before answering: %s", exc.message)
+                run.why_extractive = "the language model failed before answering (see the log)."
                 run.evidence = []
                 async for event in self._extractive(run, hits):
                     yield event
@@ -218,6 +221,7 @@ class ChatEngine:
             mode=run.mode,
             model=run.model,
             notices=run.notices,
+            extractive_reason=run.why_extractive if run.mode == "extractive" else None,
             timings_ms=run.timings,
             citations_checked=run.citations,
         )
@@ -241,7 +245,8 @@ class ChatEngine:
                     json_mode=False,
                 )
             except LLMUnavailable as exc:
-                run.notices.append(f"the follow-up was not rewritten ({exc.message}).")
+                log.warning("chat: rewriting the follow-up failed: %s", exc.message)
+                run.notices.append("the follow-up was not rewritten: the model did not answer.")
             else:
                 line = next((ln.strip() for ln in raw.strip().splitlines() if ln.strip()), "")
                 line = line.strip("\"'“” ").removeprefix("Rewritten question:").strip()
@@ -259,7 +264,8 @@ class ChatEngine:
                     prompts.PLAN_PROMPT.format(query=run.standalone), "plan", json_mode=True
                 )
             except LLMUnavailable as exc:
-                run.notices.append(f"planned without the model ({exc.message}).")
+                log.warning("chat: planning failed: %s", exc.message)
+                run.notices.append("planned without the model: it did not answer.")
             else:
                 plan = parse.parse_plan(raw, run.standalone)
                 if plan is not None:
@@ -274,7 +280,10 @@ class ChatEngine:
         result = await asyncio.to_thread(self.searcher.run, query, options, plan=plan)
         run.timings["retrieval" if round_ == 1 else "retrieval_2"] = _ms(t0)
         for notice in result.notices:
-            run.notice(notice)
+            # How search ranks without a cross-encoder is the library's setup, not news about
+            # this answer: /api/health, Settings and `quire doctor` say it.
+            if notice != NO_CROSS_ENCODER:
+                run.notice(notice)
         return result
 
     async def _llm_answer(self, run: Run, hits: Sequence[Hit]) -> AsyncIterator[Event]:
@@ -334,7 +343,8 @@ class ChatEngine:
                 json_mode=True,
             )
         except LLMUnavailable as exc:
-            run.notices.append(f"the answer was not verified ({exc.message}).")
+            log.warning("chat: verifying the answer failed: %s", exc.message)
+            run.notices.append("the answer was not verified: the model did not answer.")
             return
         verdict = parse.parse_verdict(raw)
         run.timings["verify"] = _ms(t0)

@@ -51,7 +51,9 @@ class Source(BaseModel):
     quote: str = Field(description="The fact (LLM) or quoted sentence (extractive) it supports.")
     score: float | None = Field(description="The rerank logit, else the fused score.")
     origin_url: str | None = Field(
-        default=None, description="The original's own address on the web (a Perplexity thread)."
+        default=None,
+        description="The original's own address on the web: a Perplexity thread; a saved web "
+        "page with a text fragment (#:~:text=) that scrolls to the quoted passage.",
     )
     web_sources: list[WebSource] = Field(
         default_factory=list,
@@ -77,6 +79,11 @@ class StartEvent(_Event):
     mode: AnswerMode
     model: str | None = Field(description="The backend expected to answer, e.g. ollama:llama3.2.")
     notices: list[str]
+    extractive_reason: str | None = Field(
+        default=None,
+        description="Extractive mode: why the answer is quoted rather than written (the LLM "
+        "switched off, none set up or reachable); said once, in the answer's first line.",
+    )
 
 
 class PlanEvent(Plan, _Event):
@@ -155,6 +162,11 @@ class DoneEvent(_Event):
     mode: AnswerMode
     model: str | None = Field(description="The backend that answered (None: extractive).")
     notices: list[str]
+    extractive_reason: str | None = Field(
+        default=None,
+        description="Extractive mode: why the answer is quoted rather than written (as in the "
+        "start event, or the model that failed before answering).",
+    )
     timings_ms: dict[str, float]
     citations_checked: CitationCheck | None = Field(
         default=None, description="The check of every citation against its source."

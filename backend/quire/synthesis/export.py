@@ -121,6 +121,12 @@ def _work(conn: Connection, source: Source, accessed: str | None) -> Work:
     if not isinstance(year, int) and source.kind == "perplexity" and meta.get("date"):
         year = _year(str(meta["date"]))
     url = source.origin_url or meta.get("identifier_url")
+    publisher = meta.get("publisher")
+    if source.kind == "web":  # the page itself; the text fragment goes on the reference line
+        url = meta.get("url") or None
+        year = year if isinstance(year, int) else _year(str(meta.get("published") or ""))
+        accessed = str(meta.get("fetched_at") or "")[:10] or None
+        publisher = publisher or meta.get("site")
     return Work(
         document_id=source.document_id,
         kind=source.kind,
@@ -129,9 +135,9 @@ def _work(conn: Connection, source: Source, accessed: str | None) -> Work:
         year=year if isinstance(year, int) else None,
         doi=_str(meta.get("doi")),
         isbn=_str(meta.get("isbn")),
-        publisher=_str(meta.get("publisher")),
+        publisher=_str(publisher),
         url=_str(url),
-        accessed=accessed if source.kind == "perplexity" else None,
+        accessed=accessed if source.kind in ("perplexity", "web") else None,
         journal=_str(meta.get("container")) if _is_article(meta) else None,
         volume=_str(meta.get("volume")),
         number=_str(meta.get("issue")),
@@ -191,6 +197,8 @@ def reference_line(ref: Reference) -> str:
         parts.append(f"Perplexity thread: <{source.origin_url}>")
     elif work.url and source.kind != "pdf":
         parts.append(f"<{work.url}>")
+    if source.kind == "web" and source.origin_url:  # scrolls to the passage on the live page
+        parts.append(f"Passage: <{source.origin_url}>")
     if ref.web_sources:
         links = [f"[{_escape(w['title'] or w['url'])}](<{w['url']}>)" for w in ref.web_sources]
         parts.append("Web sources: " + ", ".join(links))

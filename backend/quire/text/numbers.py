@@ -15,6 +15,21 @@ NUMBER_WORDS = dict(
     hundred=100 thousand=1000 million=1000000 dozen=12 once=1 twice=2 first=1 second=2
     third=3""".split()
 )
+#: Counts in the other languages questions are asked in (synthesis/asks.py), two and up: not
+#: the words English uses otherwise ("cent" of "per cent", "seize", "sept", Spanish "once",
+#: German "elf", Italian "due", Spanish "dos" of MS-DOS).
+NUMBER_WORDS.update(
+    pair.split("=")
+    for pair in """deux=2 trois=3 quatre=4 cinq=5 huit=8 neuf=9 dix=10 onze=11 douze=12
+    treize=13 quatorze=14 quinze=15 vingt=20 trente=30 quarante=40 cinquante=50 soixante=60
+    mille=1000 tres=3 cuatro=4 cinco=5 seis=6 siete=7 ocho=8 nueve=9 diez=10 doce=12
+    trece=13 catorce=14 quince=15 veinte=20 treinta=30 cuarenta=40 cincuenta=50 cien=100
+    dois=2 duas=2 três=3 quatro=4 sete=7 oito=8 dez=10 vinte=20 zwei=2 drei=3 vier=4 fünf=5
+    sechs=6 sieben=7 acht=8 neun=9 zehn=10 zwölf=12 zwanzig=20 hundert=100 tausend=1000
+    twee=2 drie=3 vijf=5 zes=6 zeven=7 negen=9 tien=10 twaalf=12 twintig=20 honderd=100
+    duizend=1000 два=2 две=2 три=3 четыре=4 пять=5 шесть=6 семь=7 восемь=8 девять=9
+    десять=10 пятнадцать=15 двадцать=20 сто=100 тысяча=1000""".split()
+)
 #: The spelled numbers that count as a number said ("one", "first" or "second" are too often
 #: no count: "one of the rows", "a second look").
 COUNT_WORDS = frozenset(NUMBER_WORDS) - {"zero", "one", "once", "first", "second"}

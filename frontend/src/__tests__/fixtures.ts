@@ -187,6 +187,7 @@ export function startEvent(over: Partial<StartEvent> = {}): StartEvent {
     mode: 'extractive',
     model: null,
     notices: [],
+    extractive_reason: 'the LLM was switched off for this question.',
     ...over,
   }
 }
@@ -201,6 +202,7 @@ export function doneEvent(over: Partial<DoneEvent> = {}): DoneEvent {
     mode: 'extractive',
     model: null,
     notices: [],
+    extractive_reason: 'the LLM was switched off for this question.',
     timings_ms: {},
     citations_checked: null,
     status: 'complete',

@@ -18,6 +18,11 @@ export type Plan = Schemas['Plan']
 export type AnswerMode = DoneEvent['mode']
 
 export type ChatRequest = Schemas['ChatIn']
+
+/** What search reads of a question (backend/quire/retrieval/search.py MAX_QUERY_CHARS;
+ * tests/test_frontend_limits.py holds the two equal): the composer refuses a longer one
+ * before it is sent, rather than the search cutting it. */
+export const QUESTION_MAX_CHARS = 2000
 /** How the next question is answered: the request's retrieval options and `llm`. */
 export type ChatOptions = Required<Omit<ChatRequest, 'message' | 'conversation_id'>>
 export type Strategy = NonNullable<ChatRequest['strategy']>

@@ -24,6 +24,7 @@ const KIND_NAMES: Record<Kind, true> = {
   xlsx: true,
   ods: true,
   image: true,
+  web: true,
 }
 export const KINDS = Object.keys(KIND_NAMES) as Kind[]
 

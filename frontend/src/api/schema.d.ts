@@ -128,7 +128,8 @@ export interface paths {
         };
         /**
          * Get File
-         * @description The original file, inline (PDF viewers honour ``#page=N``).
+         * @description The original file, inline (PDF viewers honour ``#page=N``); a saved web page as a
+         *     download only (sandboxed, as text: it is never rendered in Quire's origin).
          */
         get: operations["get_file_api_documents__document_id__file_get"];
         put?: never;
@@ -548,7 +549,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -752,7 +753,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Title */
             title: string | null;
             /** Author */
@@ -856,6 +857,11 @@ export interface components {
             model: string | null;
             /** Notices */
             notices: string[];
+            /**
+             * Extractive Reason
+             * @description Extractive mode: why the answer is quoted rather than written (as in the start event, or the model that failed before answering).
+             */
+            extractive_reason: string | null;
             /** Timings Ms */
             timings_ms: {
                 [key: string]: number;
@@ -1015,6 +1021,12 @@ export interface components {
             reranker?: components["schemas"]["RerankerStatus"] | null;
             /** Formats */
             formats?: components["schemas"]["FormatOut"][];
+            /**
+             * Warm
+             * @description Whether search has loaded what it needs (QUIRE_WARM_UP, at start, in the background): until then the first question is slower than the rest.
+             * @default false
+             */
+            warm: boolean;
         };
         /** HitOut */
         HitOut: {
@@ -1028,7 +1040,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Filename */
             filename: string;
             /** Page */
@@ -1156,6 +1168,21 @@ export interface components {
             detail?: {
                 [key: string]: unknown;
             };
+            /**
+             * Ahead
+             * @description Queued or running: files the workers take before this one (0: next).
+             */
+            ahead?: number | null;
+            /**
+             * Running
+             * @description Files being read now.
+             */
+            running?: number | null;
+            /**
+             * Eta S
+             * @description Estimated seconds until it is done, from how fast this library's last files went; null before any has finished.
+             */
+            eta_s?: number | null;
         };
         /** LLMBackendOut */
         LLMBackendOut: {
@@ -1620,7 +1647,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -1726,7 +1753,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Filename */
             filename: string;
             /**
@@ -1766,7 +1793,7 @@ export interface components {
             score: number | null;
             /**
              * Origin Url
-             * @description The original's own address on the web (a Perplexity thread).
+             * @description The original's own address on the web: a Perplexity thread; a saved web page with a text fragment (#:~:text=) that scrolls to the quoted passage.
              */
             origin_url: string | null;
             /**
@@ -1907,6 +1934,11 @@ export interface components {
             model: string | null;
             /** Notices */
             notices: string[];
+            /**
+             * Extractive Reason
+             * @description Extractive mode: why the answer is quoted rather than written (the LLM switched off, none set up or reachable); said once, in the answer's first line.
+             */
+            extractive_reason: string | null;
         };
         /** SyncIn */
         SyncIn: {
@@ -1976,7 +2008,7 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image") | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web") | null;
             error?: components["schemas"]["UploadError"] | null;
         };
         /** VectorStatus */

@@ -4,7 +4,8 @@
 export interface Range {
   start: number
   end: number
-  kind: 'passage' | 'quote' | 'hit'
+  /** `heading`: a saved web page's heading line, shown as a heading, not as a highlight. */
+  kind: 'passage' | 'quote' | 'hit' | 'heading'
 }
 
 export interface Segment {

@@ -50,6 +50,12 @@ const router = createRouter({
       meta: { title: 'Settings' },
     },
     {
+      path: '/save',
+      name: 'save',
+      component: () => import('@/views/SaveView.vue'),
+      meta: { title: 'Save a page' },
+    },
+    {
       path: '/:rest(.*)*',
       name: 'not-found',
       component: () => import('@/views/NotFoundView.vue'),

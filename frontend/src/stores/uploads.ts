@@ -26,6 +26,10 @@ export interface UploadItem {
   stageProgress: number | null
   /** Its chunks are written: keyword search finds it while the job goes on. */
   searchable: boolean
+  /** Queued or running: files taken before it (0: next), and the estimated seconds until it
+   * is done (null until the library has finished a file to measure by). */
+  ahead: number | null
+  etaS: number | null
   documentId: number | null
   jobId: number | null
   error: string | null
@@ -61,6 +65,8 @@ export const useUploadsStore = defineStore('uploads', () => {
         stage: '',
         stageProgress: null,
         searchable: false,
+        ahead: null,
+        etaS: null,
         documentId: null,
         jobId: null,
         error: null,
@@ -122,6 +128,8 @@ export const useUploadsStore = defineStore('uploads', () => {
       const fraction = job.detail?.stage_progress
       item.stageProgress = typeof fraction === 'number' ? fraction : null
       item.searchable = job.stage === 'embed' || job.detail?.searchable_s !== undefined
+      item.ahead = job.ahead ?? null
+      item.etaS = job.eta_s ?? null
       if (job.status === 'running') item.phase = 'processing'
       if (job.status === 'done') item.phase = 'ready'
       if (job.status === 'failed') {

@@ -60,6 +60,8 @@ MEDIA_TYPES = {
     "odp": "application/vnd.oasis.opendocument.presentation",
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "ods": "application/vnd.oasis.opendocument.spreadsheet",
+    # A saved web page is never rendered here: its scripts would run in Quire's origin.
+    "web": "text/plain; charset=utf-8",
 }
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/tiff", "image/webp", "image/bmp")
 
@@ -274,7 +276,8 @@ def get_page_image(document_id: IdPath, page: IdPath, db: DbDep, settings: Setti
     },
 )
 def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileResponse:
-    """The original file, inline (PDF viewers honour ``#page=N``)."""
+    """The original file, inline (PDF viewers honour ``#page=N``); a saved web page as a
+    download only (sandboxed, as text: it is never rendered in Quire's origin)."""
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
         path = documents.original_of(conn, settings.files_dir, document_id)
@@ -284,13 +287,15 @@ def get_file(document_id: IdPath, db: DbDep, settings: SettingsDep) -> FileRespo
     if doc["kind"] == "image":  # told by the bytes, as the kind was
         with path.open("rb") as fh:
             media = image_media_type(fh.read(16))
+    web = doc["kind"] == "web"
     return FileResponse(
         path,
         media_type=media or "application/octet-stream",
         filename=doc["filename"],
-        content_disposition_type="inline",
+        content_disposition_type="attachment" if web else "inline",
         # A text file full of markup stays text: no browser may sniff it into HTML.
-        headers={"X-Content-Type-Options": "nosniff"},
+        headers={"X-Content-Type-Options": "nosniff"}
+        | ({"Content-Security-Policy": "sandbox"} if web else {}),
     )
 
 

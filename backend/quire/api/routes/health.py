@@ -46,6 +46,8 @@ def health(db: DbDep, settings: SettingsDep, request: Request) -> HealthOut:
         embedder=_embedder(request, meta.dim if meta else None),
         reranker=_reranker(request, settings),
         formats=[FormatOut(**vars(f)) for f in format_status(settings)],
+        warm=(runtime := getattr(request.state, "runtime", None)) is not None
+        and runtime.warmed.is_set(),
     )
 
 

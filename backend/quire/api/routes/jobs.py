@@ -28,7 +28,13 @@ def _job(db: Database, job_id: int) -> JobOut:
         # Another person's private document's job is no more there than the document.
         if job.document_id is not None and not documents.is_readable(conn, job.document_id):
             raise NotFound(f"job {job_id} does not exist")
-    return JobOut.model_validate(job, from_attributes=True)
+        place = jobs.queue_place(conn, job_id)
+    out = JobOut.model_validate(job, from_attributes=True)
+    if place is not None:
+        out.ahead, out.running = place.ahead, place.running
+        # Whole 5 s: the progress stream sends a job again when it changes, not every poll.
+        out.eta_s = None if place.eta_s is None else 5.0 * round(place.eta_s / 5.0)
+    return out
 
 
 @router.get("/{job_id}", response_model=JobOut, responses={404: {"model": ErrorOut}})

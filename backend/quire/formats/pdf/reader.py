@@ -95,7 +95,7 @@ def extract_pdf(
     """Pages of a PDF: the text layer, replaced by OCR on the pages that need it.
 
     ``before_ocr`` is given the text layer alone (``metadata["ocr_pending"]``: the pages OCR
-    will read) before OCR starts, when some page needs it.
+    will read) before OCR starts, when some pages need it and others do not.
 
     If OCR is not installed, a PDF with no usable text layer at all fails with OcrUnavailable;
     otherwise the pages that wanted OCR keep their text layer and are listed in
@@ -111,7 +111,9 @@ def extract_pdf(
     ocr_read: dict[int, OcrPage] = {}
     metadata = dict(layer.metadata)
     languages: dict[int, str] = {}
-    if wanted and before_ocr is not None:
+    # Only a text layer that has pages of its own is worth searching before OCR: a scan's
+    # stray words would make it "searchable" while nothing of it can be found.
+    if wanted and before_ocr is not None and len(wanted) < len(layer.pages):
         before_ocr(_assembled(layer, {}, {**metadata, "ocr_pending": wanted}, {}, settings))
     if wanted:
         progress("ocr", 0.0)  # the stage starts now (its first page may take seconds)

@@ -17,13 +17,15 @@ import { useChatStore } from '@/stores/chat'
 import { useLibraryStore } from '@/stores/library'
 import ChatOptions from '../ChatOptions.vue'
 
+const STUB_LINK = { template: '<a><slot /></a>' }
+
 beforeEach(() => setActivePinia(createPinia()))
 afterEach(() => vi.unstubAllGlobals())
 
 describe('ChatOptions', () => {
   it('says who will answer: the LLM, or the extractive mode', async () => {
     const chat = useChatStore()
-    const w = mount(ChatOptions)
+    const w = mount(ChatOptions, { global: { stubs: { RouterLink: STUB_LINK } } })
     const answerer = () => w.get('[data-testid="answerer"]').text()
     expect(answerer()).toBe('LLM if available')
     chat.llm = {
@@ -34,12 +36,31 @@ describe('ChatOptions', () => {
     }
     await nextTick()
     expect(answerer()).toBe('LLM: llama3.2')
-    chat.llm = { mode: 'extractive', backends: [] }
-    await nextTick()
-    expect(answerer()).toBe('extractive (no LLM reachable)')
     await w.get('input[name="llm"]').setValue(false)
     expect(chat.options.llm).toBe(false)
     expect(answerer()).toBe('extractive only')
+    await w.get('input[name="llm"]').setValue(true)
+    chat.llm = { mode: 'extractive', backends: [] }
+    await nextTick()
+    expect(answerer()).toBe('extractive (no LLM reachable)')
+  })
+
+  it('explains every option, and shows "Use the LLM" disabled with the reason when no model answers', async () => {
+    const chat = useChatStore()
+    const w = mount(ChatOptions, {
+      global: { stubs: { RouterLink: { template: '<a><slot /></a>' } } },
+    })
+    for (const name of ['strategy', 'hyde', 'llm', 'rerank']) {
+      const control = w.get(`[name="${name}"]`)
+      const hint = w.get(`#${control.attributes('aria-describedby')}`)
+      expect(hint.text().length).toBeGreaterThan(20)
+    }
+    expect(w.get('input[name="llm"]').attributes('disabled')).toBeUndefined()
+    chat.llm = { mode: 'extractive', backends: [] }
+    await nextTick()
+    expect(w.get('input[name="llm"]').attributes('disabled')).toBeDefined()
+    expect(w.get('[data-testid="llm-hint"]').text()).toContain('No language model is reachable')
+    expect(w.get('[data-testid="llm-hint"] a').text()).toBe('Set one up')
   })
 
   it('sets strategy, HyDE and filters in the store', async () => {
@@ -56,10 +77,13 @@ describe('ChatOptions', () => {
       .findAll('fieldset input')
       .find((i) => i.element.parentElement!.textContent!.includes('epub'))!
     await epub.setValue(true)
-    const docs = w.get('select[name="documents"]')
-    expect(docs.findAll('option').map((o) => o.text())).toEqual(['Doc 1', 'Tides'])
-    ;(docs.findAll('option')[1]!.element as HTMLOptionElement).selected = true
-    await docs.trigger('change')
+    const picker = w.get('[data-testid="document-filter"]')
+    const listed = () => picker.findAll('.doc-list label').map((l) => l.text())
+    expect(listed()).toEqual(['Doc 1', 'Tides'])
+    await picker.get('input[type="search"]').setValue('tid')
+    expect(listed()).toEqual(['Tides'])
+    await picker.get('input[name="document"]').setValue(true)
+    expect(picker.findAll('.chip').map((c) => c.text())).toEqual(['Tides ×'])
     expect(chat.options).toMatchObject({
       strategy: 'exhaustive',
       hyde_mode: 'fusion',

@@ -100,6 +100,9 @@ describe('PerplexityView', () => {
     expect(w.get('[data-testid="login-state"]').text()).toBe('not saved')
     expect(w.get('[data-testid="login-hint"] code').text()).toBe('quire perplexity login')
     expect(w.text()).not.toContain('Check login')
+    // Sync now is there, disabled, saying why.
+    expect(w.get('[data-testid="sync"]').attributes('disabled')).toBeDefined()
+    expect(w.get('[data-testid="sync-state"]').text()).toContain('No login saved yet')
     expect(w.get('[data-testid="last-run"] .badge').text()).toBe('login needed')
     expect(w.get('[data-testid="last-run-message"] code').text()).toBe('quire perplexity login')
     w.unmount()

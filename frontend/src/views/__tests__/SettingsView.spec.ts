@@ -27,6 +27,7 @@ const HEALTH: Health = {
   jobs_queued: 0,
   jobs_running: 0,
   vectors: { model: 'all-MiniLM-L6-v2', dim: 384, state: 'ready', count: 60 },
+  warm: true,
   formats: [
     { formats: 'Word .docx/.docm, OpenDocument .odt', enabled: true, why: 'built in' },
     {

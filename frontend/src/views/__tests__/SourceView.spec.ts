@@ -106,6 +106,46 @@ describe('SourceView', () => {
     expect(w.findAll('mark')).toHaveLength(0)
   })
 
+  it('shows a saved web page as its text, with its site, date and the live page', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fetchRoutes({
+        'GET /api/documents/6': () =>
+          json(
+            doc(6, {
+              kind: 'web',
+              title: 'Tides',
+              metadata: {
+                url: 'https://example.org/tides#top',
+                site: 'Example',
+                published: '2020-01-02',
+              },
+            }),
+          ),
+        'GET /api/documents/6/pages/2': () =>
+          json(
+            page({
+              document_id: 6,
+              heading_path: 'Coast > Intro line.',
+            }),
+          ),
+      }),
+    )
+    const w = await mountAt('/library/6/pages/2?chunk=8&quote=rises%20twice%20a%20day')
+    expect(w.get('[data-testid="web-meta"]').text()).toBe('Example · 2020-01-02')
+    // The stored copy's text, the quote marked; never the page's HTML.
+    expect(w.get('[data-testid="page-text"] mark.quote').text()).toBe('rises twice a day')
+    expect(w.get('[data-testid="live-original"]').attributes('href')).toBe(
+      'https://example.org/tides#:~:text=rises%20twice%20a%20day',
+    )
+    expect(w.get('[data-testid="original"]').text()).toContain('Saved copy')
+    // The section's heading line is shown as a heading (not a highlight), the rest as text.
+    expect(w.findAll('[data-testid="page-text"] strong.heading').map((h) => h.text())).toEqual([
+      'Intro line.',
+    ])
+    expect(w.find('[data-testid="not-found"]').exists()).toBe(false)
+  })
+
   it('shows the API error for a missing page', async () => {
     vi.stubGlobal(
       'fetch',

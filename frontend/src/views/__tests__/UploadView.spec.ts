@@ -21,7 +21,16 @@ class FakeXHR {
   send(body: FormData) {
     FakeXHR.sent.push(body)
     const name = (body.get('files') as File).name
-    const files = [{ filename: name, status: 'duplicate', document_id: 1, job_id: null }]
+    // A name starting with "bad" is refused, as an unsupported file is.
+    const files = name.startsWith('bad')
+      ? [
+          {
+            filename: name,
+            status: 'rejected',
+            error: { message: `${name}: unsupported file type` },
+          },
+        ]
+      : [{ filename: name, status: 'duplicate', document_id: 1, job_id: null }]
     setTimeout(() => {
       this.status = 200
       this.responseText = JSON.stringify({ files })
@@ -97,5 +106,27 @@ describe('UploadView privacy', () => {
     expect(w.find('[data-testid="upload-private"]').exists()).toBe(false)
     expect(w.text()).not.toContain('Private to me')
     expect(await drop(w, 'a.pdf')).toEqual([null])
+  })
+})
+
+describe('UploadView summary', () => {
+  it('says so when every file failed, and offers no question to ask', async () => {
+    const w = await mountView({ mode: 'single', user: null })
+    await drop(w, 'bad-1.exe', 'bad-2.exe', 'bad-3.exe')
+    // Two at a time: the third is sent once one of the first two is answered.
+    const summary = await vi.waitFor(() => w.get('[data-testid="upload-summary"]'))
+    expect(summary.text()).toBe('None of the 3 files could be added: the reason is under each.')
+    expect(summary.find('a').exists()).toBe(false)
+    expect(w.findAll('[data-testid="upload-error"]')).toHaveLength(3)
+  })
+
+  it('counts what went in, what was there already and what failed', async () => {
+    const w = await mountView({ mode: 'single', user: null })
+    await drop(w, 'notes.pdf', 'bad.exe')
+    const summary = await vi.waitFor(() => w.get('[data-testid="upload-summary"]'))
+    expect(summary.text()).toContain(
+      'Done: 1 file already in the library, 1 file failed (see above).',
+    )
+    expect(summary.find('a[href="/chat"]').exists()).toBe(true)
   })
 })
