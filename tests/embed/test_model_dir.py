@@ -11,7 +11,7 @@ import pytest
 
 from quire.config import Settings
 from quire.embed import make_embedder
-from quire.embed.local import MODEL_NAME, LocalEmbedder, default_model_path, default_tokenizer_path
+from quire.embed.local import MODEL_NAME, TOKENIZER_PATH, LocalEmbedder, default_model_path
 from quire.errors import EmbedderUnavailable
 from quire.ingest.intake import add_file
 from quire.ingest.worker import Worker
@@ -27,7 +27,7 @@ def place_model(models: Path, name: str) -> Path:
     folder = models / name
     (folder / "onnx").mkdir(parents=True)
     shutil.copy(default_model_path(), folder / "onnx" / "model.onnx")
-    shutil.copy(default_tokenizer_path(), folder / "tokenizer.json")
+    shutil.copy(TOKENIZER_PATH, folder / "tokenizer.json")
     return folder
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from quire.config import Settings
 from quire.embed.base import Vectors, l2_normalise
-from quire.errors import InputError
+from quire.errors import InputError, ServiceUnavailable
 from quire.evaluation import beir as evaluation
 from tests.e2e.helpers import quire
 
@@ -182,3 +183,14 @@ def test_cli_json_output_shape(tmp_path: Path, dataset: Path) -> None:
 
     bad = quire(tmp_path / "data", "eval", "--dataset", str(dataset), "--variants", "nope")
     assert bad.returncode == 1 and "unknown variant" in bad.stderr
+
+
+def test_without_trec_eval_the_extra_is_named_before_any_indexing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """pytrec-eval-terrier is the ``eval`` extra (no wheel for Linux on ARM): a plain install
+    says how to get it at once, not after indexing a corpus."""
+    monkeypatch.setitem(sys.modules, "pytrec_eval", None)  # makes `import pytrec_eval` fail
+    with pytest.raises(ServiceUnavailable, match=r"pip install 'quire\[eval\]'"):
+        evaluation.run_eval(Settings(data_dir=tmp_path / "data"), tmp_path / "no-such-dataset")
+    assert not (tmp_path / "data").exists()

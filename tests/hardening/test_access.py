@@ -218,6 +218,7 @@ def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     for args, env in (
         (["serve", "--host", "0.0.0.0", "--port", "9"], {}),
         (["serve", "--port", "9"], {"QUIRE_HOST": "::"}),
+        (["up", "--host", "0.0.0.0", "--port", "9"], {}),
     ):
         r = quire(tmp_path / "data", *args, timeout=60, **env)
         assert r.returncode == 2, (r.stdout, r.stderr)

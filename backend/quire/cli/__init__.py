@@ -3,6 +3,7 @@
 library.py   ingest, docs, rm, worker        search.py    search
 chat.py      ask, repl                       evaluate.py  eval
 serve.py     serve                           doctor.py    doctor
+up.py        up (API + web app + workers + watcher)
 backup.py    backup, restore, compact        sources/perplexity.py  perplexity login|sync|…
 models.py    models status|pull          mcp.py       mcp
 watch.py     watch                           imports.py   import chatgpt|claude
@@ -28,6 +29,7 @@ COMMANDS = {
     "rm": "quire.cli.library:rm",
     "worker": "quire.cli.library:worker",
     "serve": "quire.cli.serve:serve",
+    "up": "quire.cli.up:up",
     "search": "quire.cli.search:search",
     "ask": "quire.cli.chat:ask",
     "repl": "quire.cli.chat:repl",

@@ -1,8 +1,10 @@
-"""``quire doctor``: check tesseract, poppler, the formats read here (LibreOffice renders Office
-files and reads legacy ones), SQLite + sqlite-vec, the models (the reranker:
-installed or the command that pulls it), Ollama, the LLM, the data directory, whether the
-embedder covers the languages the library holds, and whether the frequent terms' postings are
-read (storage/term_postings.py); required checks fail the command, optional ones only warn."""
+"""``quire doctor``: check the data directory, SQLite + sqlite-vec and the embedder (required),
+then what is optional: tesseract and poppler (OCR), LibreOffice (legacy Office files and the
+rendered view), each missing one with its install command for apt, Homebrew and winget
+(formats/tools.py), the formats read here, the models (the reranker: installed or the command
+that pulls it), Ollama, the LLM, whether the embedder covers the languages the library holds,
+and whether the frequent terms' postings are read (storage/term_postings.py); required checks
+fail the command, optional ones only warn."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from quire.cli.common import settings as load_settings
 from quire.embed import embedder_name, make_embedder
 from quire.embed.languages import coverage, library_languages
 from quire.formats.enabled import format_status
+from quire.formats.office.convert import soffice, version
+from quire.formats.tools import LIBREOFFICE, POPPLER, TESSERACT, Tool
 from quire.llm.router import make_router
 from quire.models.hub import SOURCE_TEXT, inspect, model_spec
 from quire.models.pull import check as check_model
@@ -37,28 +41,38 @@ def _check(name: str, fn: Any) -> tuple[str, bool, str]:
 
 @click.command()
 def doctor() -> None:
-    """Check tesseract, poppler, sqlite-vec, the models, Ollama and the data directory."""
+    """Check the data directory, sqlite-vec, the embedder; OCR, LibreOffice, models, Ollama."""
 
     settings = load_settings(logs=False)
 
-    def tesseract() -> str:
-        exe = shutil.which("tesseract")
-        if not exe:
-            raise RuntimeError("not found: apt-get install tesseract-ocr tesseract-ocr-eng")
+    def absent(*tools: Tool) -> RuntimeError:
+        said = (f"{t.name} not found, so no {t.purpose}. Install: {t.install()}" for t in tools)
+        return RuntimeError("; ".join(said))
+
+    def ocr() -> str:
+        exe, pdftoppm = shutil.which("tesseract"), shutil.which("pdftoppm")
+        if not exe or not pdftoppm:
+            raise absent(*(t for t, found in ((TESSERACT, exe), (POPPLER, pdftoppm)) if not found))
         out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=20)
         langs = set(out.stdout.split()[1:])
         missing = set(settings.ocr_lang.split("+")) - langs
         if missing:
-            raise RuntimeError(f"language data missing: {', '.join(sorted(missing))}")
-        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
-        return (version.stdout or version.stderr).splitlines()[0]
+            raise RuntimeError(f"tesseract language data missing: {', '.join(sorted(missing))}")
+        ran = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
+        pages = subprocess.run([pdftoppm, "-v"], capture_output=True, text=True, timeout=20)
+        return (
+            f"{(ran.stdout or ran.stderr).splitlines()[0]}, "
+            f"poppler ({(pages.stderr or pages.stdout).splitlines()[0]})"
+        )
 
-    def poppler() -> str:
-        exe = shutil.which("pdftoppm")
-        if not exe:
-            raise RuntimeError("not found: apt-get install poppler-utils")
-        out = subprocess.run([exe, "-v"], capture_output=True, text=True, timeout=20)
-        return (out.stderr or out.stdout).splitlines()[0]
+    def libreoffice() -> str:
+        if not settings.soffice:
+            raise RuntimeError(f"turned off (QUIRE_SOFFICE is empty), so no {LIBREOFFICE.purpose}")
+        command = soffice(settings)
+        found = version(command) if command else None
+        if command is None or found is None:
+            raise absent(LIBREOFFICE)
+        return f"{found} ({command})"
 
     def database() -> str:
         db = open_database(settings)
@@ -143,12 +157,13 @@ def doctor() -> None:
 
     required = [
         ("data dir", data_dir),
-        ("tesseract", tesseract),
-        ("poppler", poppler),
         ("database", database),
         ("embedder", embedder),
     ]
+    # Programs outside Python: every format they serve is optional (formats/tools.py).
     optional = [
+        ("OCR (optional)", ocr),
+        ("soffice (optional)", libreoffice),
         ("reranker (optional)", reranker),
         ("ollama (optional)", ollama),
         ("chat LLM (optional)", llm),

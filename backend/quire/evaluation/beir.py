@@ -31,7 +31,7 @@ import numpy as np
 from quire.config import Settings
 from quire.embed import make_embedder
 from quire.embed.base import Embedder
-from quire.errors import InputError
+from quire.errors import InputError, ServiceUnavailable
 from quire.ingest.bulk import Record, ingest_records
 from quire.retrieval.options import ALL_LEGS, Leg, SearchOptions
 from quire.retrieval.rerank import load_reranker, resolve_model_dir
@@ -227,6 +227,19 @@ def open_index(
     return Index(path, scratch, db, False, manifest)
 
 
+def trec_measures() -> Any:
+    """``pytrec_eval``, from the ``eval`` extra: it has no wheel for Linux on ARM, so a plain
+    install of Quire does without it (docs/getting-started/install.md)."""
+    try:
+        import pytrec_eval
+    except ImportError as e:
+        raise ServiceUnavailable(
+            "scoring a BEIR run needs trec_eval's measures: install them with "
+            "`pip install 'quire[eval]'` (pytrec-eval-terrier)"
+        ) from e
+    return pytrec_eval
+
+
 def score_run(qrels: Qrels, run: Run) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Mean and per-query nDCG@10, Recall@100 and MRR@10 through pytrec_eval.
 
@@ -234,8 +247,7 @@ def score_run(qrels: Qrels, run: Run) -> tuple[dict[str, float], dict[str, dict[
     ``recip_rank`` over each ranking cut to its first 10 documents (trec_eval has no cutoff
     for it).
     """
-    import pytrec_eval
-
+    pytrec_eval = trec_measures()
     full = {qid: dict(run.get(qid, {})) for qid in qrels}
     top10 = {
         qid: dict(sorted(docs.items(), key=lambda kv: -kv[1])[:10]) for qid, docs in full.items()
@@ -319,6 +331,7 @@ def run_eval(
     progress: EvalProgress | None = None,
 ) -> dict[str, Any]:
     """Evaluate the variants on the splits; returns the report (JSON-ready)."""
+    trec_measures()  # before the corpus is indexed, not after
     dataset = load_dataset(dataset_dir)
     for split in splits:
         if split not in dataset.qrels:

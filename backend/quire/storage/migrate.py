@@ -1,4 +1,5 @@
-"""Opening a library: the Database, migrated by the Alembic migrations in ``migrations/``."""
+"""Opening a library: the Database, migrated by the Alembic migrations in ``quire/migrations/``
+(package data: they ship in the wheel)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from quire.storage.backends.postgres import PostgresDatabase
 from quire.storage.backends.sqlite import SqliteDatabase
 from quire.storage.db import Database, dialect
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""Table definitions used for queries. The DDL of record is in migrations/ (a test compares)."""
+"""Table definitions used for queries. The DDL of record is in quire/migrations/ (a test
+compares)."""
 
 from __future__ import annotations
 
