@@ -26,7 +26,7 @@ import uvicorn
 
 from quire.api.webapp import WebAppMissing, find_web_app, serve_web_app
 from quire.app import create_app
-from quire.cli.common import console, error, settings
+from quire.cli.common import console, default_workers, error, settings
 from quire.cli.serve import migrate_and_check_bind
 
 log = logging.getLogger(__name__)
@@ -112,14 +112,15 @@ def _stop(children: list[Child], grace_s: float = STOP_GRACE_S) -> None:
 @click.option("--port", default=None, type=int, help="Port (default QUIRE_PORT, 8000).")
 @click.option(
     "--workers",
-    default=1,
-    show_default=True,
+    default=None,
     type=click.IntRange(0, 64),
-    help="Ingest worker processes (0: none here, e.g. workers on other machines).",
+    help="Ingest worker processes (default: QUIRE_WORKERS, else one per core as memory "
+    "allows; 0: none here, e.g. workers on other machines).",
 )
-def up(host: str | None, port: int | None, workers: int) -> None:
+def up(host: str | None, port: int | None, workers: int | None) -> None:
     """Start Quire: the web app and the API, the ingest workers and the watched folders."""
     config = settings()
+    workers = default_workers(config) if workers is None else workers
     host = host or config.host
     port = port or config.port
     migrate_and_check_bind(config, host, "up")
