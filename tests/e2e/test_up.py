@@ -199,7 +199,8 @@ def _stops_cleanly(proc: subprocess.Popen[bytes], sig: signal.Signals, *, group:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, venv: Path) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("up")
-    proc, url, log = _start_up(venv, tmp, QUIRE_MAX_UPLOAD_MB="20")
+    # One worker whatever the machine's cores (the default), so the tests can count it.
+    proc, url, log = _start_up(venv, tmp, QUIRE_MAX_UPLOAD_MB="20", QUIRE_WORKERS="1")
     try:
         yield Stack(url, url, tmp / "data", log, (proc,))
     finally:
