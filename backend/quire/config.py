@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -328,6 +329,20 @@ class Settings(BaseSettings):
         default="",
         description="Comma-separated URL prefixes MCP ingest may download from (empty: none).",
     )
+    # Links (web/fetch.py): pages and files fetched by the server, safe by default
+    fetch_allow_hosts: str = Field(
+        default="",
+        description="Comma-separated host names, addresses or networks (10.0.0.0/8) that "
+        "links may reach although they are loopback, private, link-local or otherwise not "
+        "public (an intranet wiki); empty: public addresses only.",
+    )
+    fetch_timeout_s: float = Field(
+        default=30,
+        gt=0,
+        le=600,
+        description="Time limit of fetching one link, redirects and body included, in seconds "
+        "(its size limit is QUIRE_MAX_UPLOAD_MB, unpacked size included).",
+    )
     watch_dirs: str = Field(
         default="",
         description="Folders `quire watch` keeps in step with the library (comma- or "
@@ -439,6 +454,21 @@ class Settings(BaseSettings):
                     "e.g. https://arxiv.org/pdf/"
                 )
         return ",".join(prefixes)
+
+    @field_validator("fetch_allow_hosts")
+    @classmethod
+    def _allow_hosts(cls, v: str) -> str:
+        entries = [e.strip().lower().rstrip(".") for e in v.split(",") if e.strip()]
+        for entry in entries:
+            try:
+                ipaddress.ip_network(entry.strip("[]"), strict=False)
+            except ValueError:
+                if not re.fullmatch(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_-]+)*", entry):
+                    raise ValueError(
+                        f"{entry!r}: give host names, addresses or networks, e.g. "
+                        "wiki.intranet,127.0.0.1,10.0.0.0/8 (no scheme, port or path)"
+                    ) from None
+        return ",".join(entries)
 
     @property
     def db_path(self) -> Path:

@@ -1,0 +1,220 @@
+"""Adding a link to the library: the page (or the PDF, EPUB, Office file behind it) fetched by
+web/fetch.py, or the HTML the browser extension sends, stored like an upload and read by the
+reader its bytes call for.
+
+    added = add_link(db, settings, "https://example.org/post?utm_source=x", fetcher=fetcher)
+    added.status        # added | updated | unchanged
+    added.intake        # the intake (document id, job id, kind)
+
+A link's document has the source key ``url:<normalised address>``: adding it again fetches it
+again, and changed bytes become a new version of that document (as a changed watched file
+does: intake's source-key rule), same bytes leave it "unchanged". Where it came from is its
+origin (``{"type": "url", "url", "fetched_at"}``), which puts ``url`` (the address the bytes
+came from, after redirects) and ``fetched_at`` in the document's metadata. A page is stored as
+UTF-8 (with a BOM, its ``<meta charset>`` said so), decoded from whatever it declared or, when
+that is wrong, what it is.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl, urlencode
+
+from quire.config import Settings
+from quire.errors import NeedsJavaScript
+from quire.formats.detect import decode_text
+from quire.ingest.intake import Intake, add_file
+from quire.storage import documents
+from quire.storage.db import Database
+from quire.web.fetch import Fetcher, check_url
+
+LinkStatus = Literal["added", "updated", "unchanged"]
+#: What intake did -> what adding the link did ("requeued": the same bytes failed before).
+_STATUS: dict[str, LinkStatus] = {
+    "queued": "added",
+    "updated": "updated",
+    "requeued": "updated",
+    "duplicate": "unchanged",
+}
+#: Query parameters that say where a click came from, never what the page is.
+_TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_hsenc|_hsmi)$", re.I)
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S)
+_META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+_META_CHARSET_TEXT = re.compile(r"""(<meta\b[^>]*?charset\s*=\s*["']?\s*)([\w.:-]+)""", re.I)
+_SCRIPT = re.compile(r"<script\b[^>]*>(.*?)</script\s*>", re.I | re.S)
+_NOSCRIPT = re.compile(r"<noscript\b[^>]*>(.*?)</noscript\s*>", re.I | re.S)
+_HIDDEN = re.compile(r"<(script|style|noscript|template|svg|head)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_TAG = re.compile(r"<[^>]+>")
+_ASKS_FOR_SCRIPTS = re.compile(
+    r"javascript|enable\s+js|turn\s+on\s+js|browser\s+(?:is\s+)?not\s+supported", re.I
+)
+#: A page showing at least this many words without scripts is not judged to need them.
+ENOUGH_WORDS = 80
+
+
+@dataclass(frozen=True)
+class AddedLink:
+    """What adding one link did."""
+
+    url: str
+    status: LinkStatus
+    intake: Intake
+
+
+def normalise_url(url: str) -> str:
+    """The address a link is known by: scheme and host in lower case, the default port, the
+    fragment and tracking parameters (utm_*, fbclid …) dropped."""
+    parsed = check_url(url)
+    host = parsed.raw_host.decode("ascii").lower().rstrip(".")
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}[parsed.scheme]
+    port = f":{parsed.port}" if parsed.port not in (None, default) else ""
+    query = urlencode(
+        [
+            (k, v)
+            for k, v in parse_qsl(parsed.query.decode(), keep_blank_values=True)
+            if not _TRACKING.match(k)
+        ]
+    )
+    path = parsed.raw_path.split(b"?", 1)[0].decode("ascii") or "/"
+    return f"{parsed.scheme}://{host}{port}{path}" + (f"?{query}" if query else "")
+
+
+def source_key(url: str) -> str:
+    """The source key of the document a link adds."""
+    return "url:" + normalise_url(url)
+
+
+def is_html(data: bytes, media_type: str = "") -> bool:
+    """Whether fetched bytes are a web page (by its type, else by how it starts)."""
+    head = data[:1024].removeprefix(codecs.BOM_UTF8)
+    return bool(_HTML_START.match(head)) or (media_type in _HTML_TYPES and b"<" in head)
+
+
+def decode_html(data: bytes, declared: str | None = None) -> str:
+    """A page's text: its BOM, else UTF-8 when it is valid UTF-8 (a page declaring Latin-1
+    while sending UTF-8 is common), else the charset its server or ``<meta>`` declares when
+    that decodes it, else a guess (formats/detect.py)."""
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return decode_text(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    meta = _META_CHARSET.search(data[:4096])
+    for charset in (declared, meta.group(1).decode("ascii") if meta else None):
+        if not charset:
+            continue
+        try:
+            return data.decode(charset)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return decode_text(data)
+
+
+def as_utf8_page(text: str) -> bytes:
+    """A page's text as the bytes stored: UTF-8 with a BOM, any ``<meta charset>`` saying so."""
+    text = text.removeprefix("\ufeff")
+    head, body = text[:4096], text[4096:]
+    head = _META_CHARSET_TEXT.sub(lambda m: m.group(1) + "utf-8", head)
+    return codecs.BOM_UTF8 + (head + body).encode("utf-8")
+
+
+def needs_javascript(text: str) -> bool:
+    """Whether a page shows its text only through scripts: next to no words outside scripts,
+    and a ``<noscript>`` asking for JavaScript or far more script than text."""
+    visible = _TAG.sub(" ", _HIDDEN.sub(" ", text))
+    words = len(visible.split())
+    if words >= ENOUGH_WORDS:
+        return False
+    noscript = " ".join(_NOSCRIPT.findall(text))
+    script_chars = sum(len(s) for s in _SCRIPT.findall(text))
+    return bool(_ASKS_FOR_SCRIPTS.search(noscript)) or script_chars > 2000 + 40 * words
+
+
+def _page_name(url: str) -> str:
+    """A stored page's file name, after its address: ``example.org-blog-post.html``."""
+    parsed = check_url(url)
+    slug = re.sub(r"[^\w.-]+", "-", f"{parsed.host}{parsed.path}").strip("-.")
+    return f"{slug[:200] or 'page'}.html"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def add_link(
+    db: Database,
+    settings: Settings,
+    url: str,
+    *,
+    fetcher: Fetcher,
+    html: str | None = None,
+    title: str | None = None,
+) -> AddedLink:
+    """Fetch ``url`` (or take ``html``, the page as the browser rendered it) and add it to the
+    library; raises the fetch's or intake's error (nothing is stored then)."""
+    key = source_key(url)
+    tmp_dir = settings.data_dir / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="link-")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if html is not None:
+                final, filename = url.strip(), _page_name(url)
+                out.write(as_utf8_page(html))
+            else:
+                fetched = fetcher.fetch(url, out)
+                final, filename = fetched.url, fetched.filename
+        if html is None:
+            data = tmp.read_bytes() if is_html(_head(tmp), fetched.media_type) else None
+            if data is not None:
+                text = decode_html(data, fetched.charset)
+                if needs_javascript(text):
+                    raise NeedsJavaScript(
+                        f"{final} shows its text only through JavaScript, which Quire does not "
+                        "run: save it with the browser extension (Save to Quire), which sends "
+                        "the page as your browser shows it",
+                        detail={"url": final},
+                    )
+                tmp.write_bytes(as_utf8_page(text))
+                filename = _page_name(final)
+        fetched_at = _now()
+        intake = add_file(
+            db,
+            settings.files_dir,
+            tmp,
+            filename,
+            max_bytes=settings.max_upload_bytes,
+            source_key=key,
+            move=True,
+        )
+    finally:
+        tmp.unlink(missing_ok=True)
+    status = _STATUS[intake.status]
+    with db.write() as conn:
+        mine = documents.by_source_key(conn, key)
+        # The same bytes held under another source (an upload, another link) stay as they are.
+        if mine is not None and mine.id == intake.document_id:
+            cite = {"url": final, "fetched_at": fetched_at}
+            documents.set_origin(
+                conn, intake.document_id, {"type": "url", "url": key[4:], **cite, "cite": cite}
+            )
+            if title and title.strip() and status != "unchanged":
+                documents.set_title(conn, intake.document_id, title.strip()[:500])
+    return AddedLink(key[4:], status, intake)
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(1024)
