@@ -21,13 +21,6 @@ from tests.web.server import HTML_DIR, Site
 LIMIT_MB = 2
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    served = Site().start()
-    yield served
-    served.stop()
-
-
 def make_settings(tmp: Path, **over: object) -> Settings:
     values: dict[str, object] = {
         "data_dir": tmp,

@@ -323,7 +323,7 @@ class Fetcher:
         """Stream what ``url`` serves into ``out``, following redirects; raises FetchRefused,
         FetchFailed, FileTooLarge or InputError with the reason."""
         deadline = time.monotonic() + self.timeout_s
-        current = check_url(url)
+        current = check_url(url).copy_with(fragment=None)  # never sent to the server
         seen = [str(current)]
         while True:
             remaining = deadline - time.monotonic()

@@ -8,11 +8,11 @@ reader its bytes call for.
 
 A link's document has the source key ``url:<normalised address>``: adding it again fetches it
 again, and changed bytes become a new version of that document (as a changed watched file
-does: intake's source-key rule), same bytes leave it "unchanged". Where it came from is its
-origin (``{"type": "url", "url", "fetched_at"}``), which puts ``url`` (the address the bytes
-came from, after redirects) and ``fetched_at`` in the document's metadata. A page is stored as
-UTF-8 (with a BOM, its ``<meta charset>`` said so), decoded from whatever it declared or, when
-that is wrong, what it is.
+does: intake's source-key rule), same bytes leave it "unchanged". Its origin, ``{"type": "web",
+"url", "fetched_at", "cite"}`` (so ``documents.origin`` is "web"), puts ``url`` (the address
+the bytes came from, after redirects, normalised) and ``fetched_at`` in the document's
+metadata, over what the reader finds. A page is stored as UTF-8 (with a BOM, its ``<meta
+charset>`` saying so), decoded from what it declared or, when that is wrong, what it is.
 """
 
 from __future__ import annotations
@@ -206,10 +206,9 @@ def add_link(
         mine = documents.by_source_key(conn, key)
         # The same bytes held under another source (an upload, another link) stay as they are.
         if mine is not None and mine.id == intake.document_id:
-            cite = {"url": final, "fetched_at": fetched_at}
-            documents.set_origin(
-                conn, intake.document_id, {"type": "url", "url": key[4:], **cite, "cite": cite}
-            )
+            cite = {"url": normalise_url(final), "fetched_at": fetched_at}
+            origin = {"type": "web", "url": key[4:], "fetched_at": fetched_at, "cite": cite}
+            documents.set_origin(conn, intake.document_id, origin)
             if title and title.strip() and status != "unchanged":
                 documents.set_title(conn, intake.document_id, title.strip()[:500])
     return AddedLink(key[4:], status, intake)
