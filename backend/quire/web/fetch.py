@@ -289,9 +289,14 @@ class Fetcher:
         *,
         resolver: Resolver = system_resolver,
         max_bytes: int | None = None,
+        allow: Iterable[str] = (),
+        hop_check: Callable[[str], None] | None = None,
     ) -> None:
-        allow = [e for e in settings.fetch_allow_hosts.split(",") if e]
-        self.guard = AddressGuard(allow, resolver)
+        """``allow``: hosts allowed besides QUIRE_FETCH_ALLOW_HOSTS; ``hop_check``: called with
+        every address fetched (the first and each redirect's), to refuse it by raising."""
+        allowed = [e for e in settings.fetch_allow_hosts.split(",") if e]
+        self.guard = AddressGuard([*allowed, *allow], resolver)
+        self.hop_check = hop_check
         self.max_bytes = max_bytes if max_bytes is not None else settings.max_upload_bytes
         self.timeout_s = settings.fetch_timeout_s
         self.client = httpx.Client(
@@ -324,6 +329,8 @@ class Fetcher:
         FetchFailed, FileTooLarge or InputError with the reason."""
         deadline = time.monotonic() + self.timeout_s
         current = check_url(url).copy_with(fragment=None)  # never sent to the server
+        if self.hop_check is not None:
+            self.hop_check(str(current))
         seen = [str(current)]
         while True:
             remaining = deadline - time.monotonic()
@@ -381,6 +388,8 @@ class Fetcher:
                 f"{url}: more than {MAX_REDIRECTS} redirects (the last to {target})",
                 detail={"redirects": [*seen[1:], str(target)]},
             )
+        if self.hop_check is not None:
+            self.hop_check(str(target))
         seen.append(str(target))
         log.info("fetch %s: redirected to %s", url, target)
         return target
