@@ -329,19 +329,14 @@ class Settings(BaseSettings):
         default="",
         description="Comma-separated URL prefixes MCP ingest may download from (empty: none).",
     )
-    # Links (web/fetch.py): pages and files fetched by the server, safe by default
+    # Links (web/fetch.py): fetched by the server, public addresses only unless allowed here
     fetch_allow_hosts: str = Field(
         default="",
-        description="Comma-separated host names, addresses or networks (10.0.0.0/8) that "
-        "links may reach although they are loopback, private, link-local or otherwise not "
-        "public (an intranet wiki); empty: public addresses only.",
+        description="Comma-separated host names, addresses or networks (10.0.0.0/8) links may "
+        "reach although they are not public (an intranet wiki); empty: public addresses only.",
     )
     fetch_timeout_s: float = Field(
-        default=30,
-        gt=0,
-        le=600,
-        description="Time limit of fetching one link, redirects and body included, in seconds "
-        "(its size limit is QUIRE_MAX_UPLOAD_MB, unpacked size included).",
+        default=30, gt=0, le=600, description="Time limit of fetching one link, in seconds."
     )
     watch_dirs: str = Field(
         default="",

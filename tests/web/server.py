@@ -10,6 +10,7 @@ to a private address, wrong charsets, a page that needs JavaScript).
 from __future__ import annotations
 
 import asyncio
+import threading
 import zlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -53,6 +54,9 @@ class Site:
         self.state: dict[str, Any] = {"changing": (DOCS / "pdf" / "dmca-summary.pdf").read_bytes()}
         self.sent: dict[str, int] = {}
         self.hosts: list[str] = []
+        #: /hold answers once ``release`` is set (at most 10 s later); ``held`` says it waits.
+        self.held = threading.Event()
+        self.release = threading.Event()
         self.bomb = _bomb()
         routes = [
             Route("/html/{name}", self.html),
@@ -72,6 +76,7 @@ class Site:
             Route("/spa", self.spa),
             Route("/status/{code:int}", self.status),
             Route("/host", self.host),
+            Route("/hold", self.hold),
         ]
         self.server = ThreadedServer(Starlette(routes=routes), name="link-site")
 
@@ -135,12 +140,18 @@ class Site:
                     return
                 self.sent["huge"] += len(block)
                 yield block
+                await asyncio.sleep(0)  # let the loop see a hang-up (a closed socket never blocks)
 
         return StreamingResponse(body(), media_type="application/pdf")
 
     async def huge_declared(self, request: Request) -> Response:
         async def body() -> AsyncIterator[bytes]:
             yield b"%PDF-1.4\n"
+            # The rest never comes: a client that trusts the header hangs up first.
+            for _ in range(1000):
+                if await request.is_disconnected():
+                    return
+                await asyncio.sleep(0.01)
 
         headers = {"content-length": str(HUGE)}
         return StreamingResponse(body(), media_type="application/pdf", headers=headers)
@@ -178,3 +189,13 @@ class Site:
     async def host(self, request: Request) -> Response:
         self.hosts.append(request.headers["host"])
         return Response(b"%PDF-1.4\nhost seen\n", media_type="application/pdf")
+
+    async def hold(self, request: Request) -> Response:
+        self.held.set()
+        for _ in range(1000):
+            if self.release.is_set():
+                break
+            await asyncio.sleep(0.01)
+        return Response(
+            (DOCS / "pdf" / "dmca-summary.pdf").read_bytes(), media_type="application/pdf"
+        )

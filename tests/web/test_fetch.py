@@ -5,6 +5,7 @@ are each refused with their reason, and the fetcher keeps working after each."""
 from __future__ import annotations
 
 import io
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,13 @@ import pytest
 from quire.config import Settings
 from quire.errors import FetchFailed, FetchRefused, FileTooLarge, InputError
 from quire.web.fetch import AddressGuard, Fetcher, why_not_public
-from quire.web.links import decode_html, is_html, needs_javascript, normalise_url
+from quire.web.links import (
+    decode_html,
+    is_html,
+    needs_javascript,
+    normalise_url,
+    page_fingerprint,
+)
 from tests.conftest import DOCS
 from tests.web.server import HTML_DIR, Site
 
@@ -176,7 +183,7 @@ def test_a_500_mb_body_is_refused_at_the_limit_without_reading_it(
         get(fetcher, site.url("/huge"))
     assert err.value.code == "too_large"
     time.sleep(0.2)  # the server notices the hang-up
-    assert site.sent["huge"] < 40 * 1024 * 1024  # socket buffers at most, never 500 MB
+    assert site.sent["huge"] < 40 * 1024 * 1024, site.sent  # socket buffers, never 500 MB
     with pytest.raises(FileTooLarge, match="500.0 MB are over"):
         get(fetcher, site.url("/huge-declared"))
     still_works(fetcher, site)
@@ -261,3 +268,23 @@ def test_urls_are_normalised_for_their_source_key() -> None:
     assert normalise_url("http://example.org") == "http://example.org/"
     assert normalise_url("http://example.org:8080/x?fbclid=1") == "http://example.org:8080/x"
     assert normalise_url("https://b\u00fccher.de/") == "https://xn--bcher-kva.de/"
+
+
+def test_a_refetched_page_is_the_same_page_but_for_what_changes_on_every_fetch() -> None:
+    page = decode_html((HTML_DIR / "readability-v8-blog.html").read_bytes())
+    refetched = re.sub(
+        r"(<body\b[^>]*>)",
+        r"\1<input type='hidden' name='csrf' value='zz9'>",
+        page.replace(
+            "</head>",
+            '<script nonce="r4nd0m">window.t = 1733400000</script>'
+            '<meta name="csrf-token" content="abc123"><!-- served by edge-7 --></head>',
+        ),
+        count=1,
+    )
+    assert refetched != page and "zz9" in refetched
+    assert page_fingerprint(refetched) == page_fingerprint(page)
+    words = "V8"
+    assert words in page
+    edited = page.replace(words, "Vee-Eight", 3)
+    assert page_fingerprint(edited) != page_fingerprint(page)

@@ -5,6 +5,7 @@ hostile case refused in the one error shape while the API keeps serving."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
+from quire.storage import people
+from quire.storage.migrate import open_database
 from quire.storage.records import KINDS
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
@@ -157,3 +160,58 @@ def test_hostile_links_are_refused_and_the_api_keeps_serving(
     assert client.get("/api/documents").json()["documents"] == before
     still_serving(client)
     assert not list((Path(client.app.state.settings.data_dir) / "tmp").glob("link-*"))
+
+
+def test_people_add_links_as_they_upload_files(
+    tmp_path: Path, sqlite_template: Path, site: Site
+) -> None:
+    """A private link is its adder's: another person adding the same content is refused
+    without learning more, and the adder's own re-add answers unchanged."""
+    settings = link_library(tmp_path / "data", sqlite_template)
+    db = open_database(settings)
+    try:
+        with db.write() as conn:
+            people.add_user(conn, "alice")
+            people.add_user(conn, "bob")
+            alice = people.issue_token(conn, "alice")[1]
+            bob = people.issue_token(conn, "bob")[1]
+    finally:
+        db.dispose()
+    url = site.url("/pdf/polish-invoice-identity-cmap.pdf")
+    with TestClient(make_app(settings)) as c:
+        as_alice = {"Authorization": f"Bearer {alice}"}
+        as_bob = {"Authorization": f"Bearer {bob}"}
+        r = c.post(
+            "/api/documents/url", json={"url": url, "visibility": "private"}, headers=as_alice
+        )
+        assert r.status_code == 202, r.text
+        assert r.json()["document"]["visibility"] == "private"
+        assert r.json()["document"]["owner"] == "alice"
+        refused = c.post("/api/documents/url", json={"url": url}, headers=as_bob)
+        assert refused.status_code == 409, refused.text
+        assert_error_shape(refused.json(), 409, "conflict")
+        assert c.get("/api/documents", headers=as_bob).json()["documents"] == []
+        again = c.post("/api/documents/url", json={"url": url}, headers=as_alice)
+        assert again.status_code == 200 and again.json()["status"] == "unchanged"
+        no_person = c.post("/api/documents/url", json={"url": url, "visibility": "private"})
+        assert no_person.status_code == 401
+
+
+def test_the_api_keeps_serving_while_a_link_hangs(client: TestClient, site: Site) -> None:
+    """A fetch runs in a worker thread: other requests are answered while it waits."""
+    answers: list[int] = []
+    site.held.clear()
+    site.release.clear()
+    hanging = threading.Thread(
+        target=lambda: answers.append(add(client, site.url("/hold")).status_code)
+    )
+    hanging.start()
+    try:
+        assert site.held.wait(10)
+        still_serving(client)
+        assert client.get("/api/documents/999").status_code == 404
+        assert hanging.is_alive() and not answers  # the fetch was still waiting meanwhile
+    finally:
+        site.release.set()
+        hanging.join(timeout=10)
+    assert answers and answers[0] in (200, 202)

@@ -8,11 +8,13 @@ reader its bytes call for.
 
 A link's document has the source key ``url:<normalised address>``: adding it again fetches it
 again, and changed bytes become a new version of that document (as a changed watched file
-does: intake's source-key rule), same bytes leave it "unchanged". Its origin, ``{"type": "web",
-"url", "fetched_at", "cite"}`` (so ``documents.origin`` is "web"), puts ``url`` (the address
-the bytes came from, after redirects, normalised) and ``fetched_at`` in the document's
-metadata, over what the reader finds. A page is stored as UTF-8 (with a BOM, its ``<meta
-charset>`` saying so), decoded from what it declared or, when that is wrong, what it is.
+does: intake's source-key rule); the same bytes leave it "unchanged", and so does a page that
+differs only in what changes on every fetch (scripts, styles, comments, CSRF tokens:
+``page_fingerprint``). Its origin, ``{"type": "web", "url", "fetched_at", "cite"}`` (so
+``documents.origin`` is "web"), puts ``url`` (the address the bytes came from, after
+redirects, normalised) and ``fetched_at`` in the document's metadata, over what the reader
+finds. A page is stored as UTF-8 (with a BOM, its ``<meta charset>`` saying so), decoded from
+what it declared or, when that is wrong, what it is.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlencode
 
 from quire.config import Settings
-from quire.errors import NeedsJavaScript
+from quire.errors import NeedsJavaScript, QuireError
 from quire.formats.detect import decode_text
 from quire.ingest.intake import Intake, add_file
-from quire.storage import documents
+from quire.storage import documents, jobs
 from quire.storage.db import Database
 from quire.web.fetch import Fetcher, check_url
 
@@ -55,6 +57,16 @@ _HIDDEN = re.compile(r"<(script|style|noscript|template|svg|head)\b[^>]*>.*?</\1
 _TAG = re.compile(r"<[^>]+>")
 _ASKS_FOR_SCRIPTS = re.compile(
     r"javascript|enable\s+js|turn\s+on\s+js|browser\s+(?:is\s+)?not\s+supported", re.I
+)
+#: What changes from one fetch of an unchanged page to the next: scripts, styles, comments,
+#: hidden form fields and CSRF tokens, nonces and integrity hashes.
+_VOLATILE = re.compile(
+    r"<(script|style|template|noscript)\b[^>]*>.*?</\1\s*>|<!--.*?-->"
+    r"|<input\b[^>]*type\s*=\s*[\"']?hidden[^>]*>|<meta\b[^>]*(?:csrf|nonce)[^>]*>",
+    re.I | re.S,
+)
+_VOLATILE_ATTR = re.compile(
+    r"""\s(?:nonce|integrity|data-csrf[\w-]*)\s*=\s*("[^"]*"|'[^']*'|\S+)""", re.I
 )
 #: A page showing at least this many words without scripts is not judged to need them.
 ENOUGH_WORDS = 80
@@ -141,6 +153,32 @@ def needs_javascript(text: str) -> bool:
     return bool(_ASKS_FOR_SCRIPTS.search(noscript)) or script_chars > 2000 + 40 * words
 
 
+def page_fingerprint(text: str) -> str:
+    """A page with what changes on every fetch left out (scripts, styles, comments, tokens):
+    two fetches of an unchanged page have the same fingerprint."""
+    return " ".join(_VOLATILE_ATTR.sub(" ", _VOLATILE.sub(" ", text)).split())
+
+
+def _unchanged_page(db: Database, settings: Settings, key: str, text: str) -> Intake | None:
+    """The document ``key`` names, when its stored page is ``text`` but for its volatile
+    parts; None otherwise (also when another person holds it: intake says so)."""
+    with db.read() as conn:
+        prior = documents.by_source_key(conn, key)
+        if prior is None or prior.status == "failed" or not documents.is_readable(conn, prior.id):
+            return None
+        doc = documents.get_document(conn, prior.id)
+        try:
+            stored = documents.original_of(conn, settings.files_dir, prior.id)
+            old = stored.read_bytes()
+        except (QuireError, OSError):
+            return None
+        job = jobs.latest_for_document(conn, prior.id)
+    if not is_html(old) or page_fingerprint(decode_html(old)) != page_fingerprint(text):
+        return None
+    job_id = job.id if job else None
+    return Intake(prior.id, job_id, "duplicate", doc["kind"], doc["filename"], doc["sha256"])
+
+
 def _page_name(url: str) -> str:
     """A stored page's file name, after its address: ``example.org-blog-post.html``."""
     parsed = check_url(url)
@@ -169,17 +207,12 @@ def add_link(
     fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="link-")
     tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as out:
-            if html is not None:
-                final, filename = url.strip(), _page_name(url)
-                out.write(as_utf8_page(html))
-            else:
-                fetched = fetcher.fetch(url, out)
-                final, filename = fetched.url, fetched.filename
         if html is None:
-            data = tmp.read_bytes() if is_html(_head(tmp), fetched.media_type) else None
-            if data is not None:
-                text = decode_html(data, fetched.charset)
+            with os.fdopen(fd, "wb") as out:
+                fetched = fetcher.fetch(url, out)
+            final, filename, text = fetched.url, fetched.filename, None
+            if is_html(_head(tmp), fetched.media_type):
+                text = decode_html(tmp.read_bytes(), fetched.charset)
                 if needs_javascript(text):
                     raise NeedsJavaScript(
                         f"{final} shows its text only through JavaScript, which Quire does not "
@@ -187,18 +220,26 @@ def add_link(
                         "the page as your browser shows it",
                         detail={"url": final},
                     )
+        else:
+            os.close(fd)
+            final, filename, text = url.strip(), "", html
+        fetched_at = _now()
+        same = _unchanged_page(db, settings, key, text) if text is not None else None
+        if same is not None:
+            intake = same
+        else:
+            if text is not None:
                 tmp.write_bytes(as_utf8_page(text))
                 filename = _page_name(final)
-        fetched_at = _now()
-        intake = add_file(
-            db,
-            settings.files_dir,
-            tmp,
-            filename,
-            max_bytes=settings.max_upload_bytes,
-            source_key=key,
-            move=True,
-        )
+            intake = add_file(
+                db,
+                settings.files_dir,
+                tmp,
+                filename,
+                max_bytes=settings.max_upload_bytes,
+                source_key=key,
+                move=True,
+            )
     finally:
         tmp.unlink(missing_ok=True)
     status = _STATUS[intake.status]
