@@ -10,6 +10,7 @@ to a private address, wrong charsets, a page that needs JavaScript).
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import zlib
 from collections.abc import AsyncIterator
@@ -35,8 +36,13 @@ SPA = (
 </head><body><noscript>You need to enable JavaScript to run this app.</noscript>
 <div id="root"></div></body></html>"""
 )
+CAFE_WORDS = "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, na\u00efve fa\u00e7ade"
 CAFE_PAGE = (
-    "<!doctype html><html><head><title>Caf\u00e9</title></head><body><p>{}</p></body></html>"
+    "<!doctype html><html><head><title>Caf\u00e9 cr\u00e8me</title></head><body><article>"
+    "<h1>Caf\u00e9 cr\u00e8me</h1>"
+    + "<p>{}: the caf\u00e9 on the corner serves cr\u00e8me br\u00fbl\u00e9e every day, and "
+    "its na\u00efve fa\u00e7ade has not changed since the d\u00e9but of the century; the "
+    "ma\u00eetre d\u2019h\u00f4tel greets each guest by name.</p>" * 4 + "</article></body></html>"
 )
 
 
@@ -51,7 +57,11 @@ class Site:
     """The site's routes, with state a test may change (what /changing serves) and counters."""
 
     def __init__(self) -> None:
-        self.state: dict[str, Any] = {"changing": (DOCS / "pdf" / "dmca-summary.pdf").read_bytes()}
+        self.state: dict[str, Any] = {
+            "changing": (DOCS / "pdf" / "dmca-summary.pdf").read_bytes(),
+            "page": (HTML_DIR / "readability-lwn-1.html").read_bytes(),
+        }
+        self.served = 0
         self.sent: dict[str, int] = {}
         self.hosts: list[str] = []
         #: /hold answers once ``release`` is set (at most 10 s later); ``held`` says it waits.
@@ -77,6 +87,8 @@ class Site:
             Route("/status/{code:int}", self.status),
             Route("/host", self.host),
             Route("/hold", self.hold),
+            Route("/fresh/{name}", self.fresh),
+            Route("/page", self.page),
         ]
         self.server = ThreadedServer(Starlette(routes=routes), name="link-site")
 
@@ -173,7 +185,7 @@ class Site:
 
     async def charset(self, request: Request) -> Response:
         case = request.path_params["case"]
-        text = CAFE_PAGE.format("Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, na\u00efve fa\u00e7ade")
+        text = CAFE_PAGE.replace("{}", CAFE_WORDS)
         if case == "cp1252-says-utf8":
             return Response(text.encode("cp1252"), media_type="text/html; charset=utf-8")
         # UTF-8 bytes declared Latin-1 twice: by the header and by <meta>.
@@ -199,3 +211,24 @@ class Site:
         return Response(
             (DOCS / "pdf" / "dmca-summary.pdf").read_bytes(), media_type="application/pdf"
         )
+
+    async def fresh(self, request: Request) -> Response:
+        """A saved page as a live site serves it: a new nonce and CSRF token each time."""
+        self.served += 1
+        data = (HTML_DIR / request.path_params["name"]).read_bytes()
+        token = f"{self.served:08x}".encode()
+        data = data.replace(
+            b"</head>",
+            b'<script nonce="' + token + b'">window.seen=' + token + b"</script></head>",
+            1,
+        )
+        data = re.sub(
+            rb"(<body\b[^>]*>)",
+            rb'\1<input type="hidden" name="csrf" value="' + token + rb'">',
+            data,
+            count=1,
+        )
+        return Response(data, media_type="text/html; charset=utf-8")
+
+    async def page(self, request: Request) -> Response:
+        return Response(self.state["page"], media_type="text/html; charset=utf-8")

@@ -23,7 +23,7 @@ from quire.web.links import (
     page_fingerprint,
 )
 from tests.conftest import DOCS
-from tests.web.server import HTML_DIR, Site
+from tests.web.server import CAFE_WORDS, HTML_DIR, Site
 
 LIMIT_MB = 2
 
@@ -225,7 +225,7 @@ def test_links_with_credentials_or_no_host_are_refused(fetcher: Fetcher) -> None
 def test_a_page_declaring_the_wrong_charset_is_read_as_what_it_is(
     fetcher: Fetcher, site: Site
 ) -> None:
-    words = "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, na\u00efve fa\u00e7ade"
+    words = CAFE_WORDS
     for case in ("cp1252-says-utf8", "utf8-says-latin1"):
         body, fetched = get(fetcher, site.url(f"/charset/{case}"))
         text = decode_html(body, fetched.charset)  # type: ignore[attr-defined]
