@@ -183,7 +183,8 @@ def _page_name(url: str) -> str:
     """A stored page's file name, after its address: ``example.org-blog-post.html``."""
     parsed = check_url(url)
     slug = re.sub(r"[^\w.-]+", "-", f"{parsed.host}{parsed.path}").strip("-.")
-    return f"{slug[:200] or 'page'}.html"
+    slug = re.sub(r"\.(html?|xhtml|php|aspx?|jsp)$", "", slug[:200], flags=re.I)
+    return f"{slug or 'page'}.html"
 
 
 def _now() -> str:
