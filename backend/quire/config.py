@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from pathlib import Path
@@ -329,7 +328,7 @@ class Settings(BaseSettings):
         default="",
         description="Comma-separated URL prefixes MCP ingest may download from (empty: none).",
     )
-    # Links (web/fetch.py): fetched by the server, public addresses only unless allowed here
+    # Links (web/fetch.py, which checks the list): public addresses only unless allowed here
     fetch_allow_hosts: str = Field(
         default="",
         description="Comma-separated host names, addresses or networks (10.0.0.0/8) links may "
@@ -449,21 +448,6 @@ class Settings(BaseSettings):
                     "e.g. https://arxiv.org/pdf/"
                 )
         return ",".join(prefixes)
-
-    @field_validator("fetch_allow_hosts")
-    @classmethod
-    def _allow_hosts(cls, v: str) -> str:
-        entries = [e.strip().lower().rstrip(".") for e in v.split(",") if e.strip()]
-        for entry in entries:
-            try:
-                ipaddress.ip_network(entry.strip("[]"), strict=False)
-            except ValueError:
-                if not re.fullmatch(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_-]+)*", entry):
-                    raise ValueError(
-                        f"{entry!r}: give host names, addresses or networks, e.g. "
-                        "wiki.intranet,127.0.0.1,10.0.0.0/8 (no scheme, port or path)"
-                    ) from None
-        return ",".join(entries)
 
     @property
     def db_path(self) -> Path:

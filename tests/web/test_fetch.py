@@ -242,8 +242,8 @@ def test_allow_hosts_names_hosts_addresses_and_networks(tmp_path: Path) -> None:
     assert guard.addresses("b", 80) == ["::1"]
     with pytest.raises(FetchRefused):
         guard.addresses("c", 80)
-    with pytest.raises(ValueError, match="no scheme, port or path"):
-        Settings(data_dir=tmp_path, fetch_allow_hosts="http://wiki.intranet/")
+    with pytest.raises(InputError, match="QUIRE_FETCH_ALLOW_HOSTS: 'http://wiki.intranet/'"):
+        Fetcher(make_settings(tmp_path, fetch_allow_hosts="wiki,http://wiki.intranet/"))
 
 
 def test_public_addresses_pass() -> None:

@@ -52,6 +52,7 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 #: NAT64's well-known prefix: the IPv4 address a gateway reaches is its last 32 bits.
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_-]+)*")
 
 #: ``(host, port)`` -> the addresses the name resolves to; tests pass their own.
 Resolver = Callable[[str, int], list[str]]
@@ -104,11 +105,17 @@ class AddressGuard:
     def __init__(self, allow: Iterable[str] = (), resolver: Resolver = system_resolver) -> None:
         self.names: set[str] = set()
         self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-        for entry in allow:
+        for entry in (e.strip().lower().rstrip(".") for e in allow if e.strip()):
             try:
                 self.networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
             except ValueError:
-                self.names.add(entry.lower().rstrip("."))
+                if not _HOST_NAME.fullmatch(entry):
+                    raise InputError(
+                        f"QUIRE_FETCH_ALLOW_HOSTS: {entry!r} is no host name, address or "
+                        "network; give e.g. wiki.intranet,127.0.0.1,10.0.0.0/8 (no scheme, port "
+                        "or path)"
+                    ) from None
+                self.names.add(entry)
         self.resolver = resolver
 
     def _allowed(self, ip: IPAddress) -> bool:
@@ -294,7 +301,7 @@ class Fetcher:
     ) -> None:
         """``allow``: hosts allowed besides QUIRE_FETCH_ALLOW_HOSTS; ``hop_check``: called with
         every address fetched (the first and each redirect's), to refuse it by raising."""
-        allowed = [e for e in settings.fetch_allow_hosts.split(",") if e]
+        allowed = settings.fetch_allow_hosts.split(",")
         self.guard = AddressGuard([*allowed, *allow], resolver)
         self.hop_check = hop_check
         self.max_bytes = max_bytes if max_bytes is not None else settings.max_upload_bytes
