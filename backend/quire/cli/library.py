@@ -92,7 +92,8 @@ def _is_link(target: str) -> bool:
 )
 def add(targets: tuple[str, ...], sources_of: int | None, wait: bool, workers: int | None) -> None:
     """Add files, folders and links (PDF, EPUB, Office, page images, saved web pages,
-    Perplexity markdown, md, txt; a link's page or file is fetched by Quire, safely: docs/sources/links.md)."""
+    Perplexity markdown, md, txt; a link's page or file is fetched by Quire, safely:
+    docs/sources/links.md)."""
     if not targets and sources_of is None:
         raise click.UsageError("name files, folders or links to add (or --sources-of ID)")
     missing = [t for t in targets if not _is_link(t) and not Path(t).exists()]

@@ -14,7 +14,8 @@ differs only in what changes on every fetch (scripts, styles, comments, CSRF tok
 ``documents.origin`` is "web"), puts ``url`` (the address the bytes came from, after
 redirects, normalised) and ``fetched_at`` in the document's metadata, over what the reader
 finds. A page is stored as UTF-8 (with a BOM, its ``<meta charset>`` saying so), decoded from
-what it declared or, when that is wrong, what it is.
+what it declared or, when that is wrong, what it is (the reader's rule: formats/web.py
+decode_html).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from quire.config import Settings
 from quire.errors import NeedsJavaScript, QuireError
-from quire.formats.detect import decode_text
+from quire.formats.web import decode_html
 from quire.ingest.intake import Intake, add_file
 from quire.storage import documents, jobs
 from quire.storage.db import Database
@@ -49,7 +50,6 @@ _STATUS: dict[str, LinkStatus] = {
 _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_hsenc|_hsmi)$", re.I)
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S)
-_META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _META_CHARSET_TEXT = re.compile(r"""(<meta\b[^>]*?charset\s*=\s*["']?\s*)([\w.:-]+)""", re.I)
 _SCRIPT = re.compile(r"<script\b[^>]*>(.*?)</script\s*>", re.I | re.S)
 _NOSCRIPT = re.compile(r"<noscript\b[^>]*>(.*?)</noscript\s*>", re.I | re.S)
@@ -110,27 +110,6 @@ def is_html(data: bytes, media_type: str = "") -> bool:
     """Whether fetched bytes are a web page (by its type, else by how it starts)."""
     head = data[:1024].removeprefix(codecs.BOM_UTF8)
     return bool(_HTML_START.match(head)) or (media_type in _HTML_TYPES and b"<" in head)
-
-
-def decode_html(data: bytes, declared: str | None = None) -> str:
-    """A page's text: its BOM, else UTF-8 when it is valid UTF-8 (a page declaring Latin-1
-    while sending UTF-8 is common), else the charset its server or ``<meta>`` declares when
-    that decodes it, else a guess (formats/detect.py)."""
-    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return decode_text(data)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    meta = _META_CHARSET.search(data[:4096])
-    for charset in (declared, meta.group(1).decode("ascii") if meta else None):
-        if not charset:
-            continue
-        try:
-            return data.decode(charset)
-        except (LookupError, UnicodeDecodeError):
-            continue
-    return decode_text(data)
 
 
 def as_utf8_page(text: str) -> bytes:
