@@ -16,12 +16,11 @@ from fastapi.testclient import TestClient
 from quire.config import Settings
 from quire.storage import people
 from quire.storage.migrate import open_database
-from quire.storage.records import KINDS
 from tests.api.test_documents import assert_error_shape
 from tests.conftest import DOCS
 from tests.runtime import drain, make_app
 from tests.web.conftest import link_library
-from tests.web.server import CAFE_WORDS, HTML_DIR, Site
+from tests.web.server import CAFE_PAGE, CAFE_WORDS, HTML_DIR, Site
 
 
 @pytest.fixture(scope="module")
@@ -118,13 +117,6 @@ def test_a_web_page_behind_a_link_is_read_by_the_web_reader(
     CSRF token change on every request; edited, it is a new version of the same document."""
     url = site.url("/fresh/readability-v8-blog.html")
     r = add(client, url)
-    if "web" not in KINDS:
-        # Before the web reader (formats/web.py) is merged, a page is refused as a type, and
-        # nothing is stored.
-        assert r.status_code == 415, r.text
-        assert_error_shape(r.json(), 415, "unsupported_type")
-        assert not list((library.data_dir / "tmp").glob("link-*"))
-        return
     assert r.status_code == 202, r.text
     doc = r.json()["document"]
     assert doc["kind"] == "web" and doc["filename"] == "127.0.0.1-fresh-readability-v8-blog.html"
@@ -161,20 +153,21 @@ def test_a_web_page_behind_a_link_is_read_by_the_web_reader(
 def test_the_extensions_html_is_stored_without_fetching(
     client: TestClient, library: Settings
 ) -> None:
-    html = "<!doctype html><html><head><title>Notes</title></head><body><p>Caf\u00e9</p></body>"
+    # The page as the reader's browser shows it (not the bytes another test fetched).
+    html = CAFE_PAGE.replace("{}", CAFE_WORDS).replace("<h1>", "<p>Subscribers only.</p><h1>")
     url = "https://paywalled.example.com/article/1"  # never fetched: no such host
     r = add(client, url, html=html, title="Notes from the browser")
-    if "web" not in KINDS:
-        # Before the web reader (formats/web.py) is merged, HTML is refused as a type, and
-        # nothing is stored.
-        assert r.status_code == 415, r.text
-        assert_error_shape(r.json(), 415, "unsupported_type")
-        assert not list((library.data_dir / "tmp").glob("link-*"))
-        return
     assert r.status_code == 202, r.text
-    assert r.json()["document"]["kind"] == "web"
+    doc = r.json()["document"]
+    assert doc["kind"] == "web" and doc["title"] == "Notes from the browser"
+    drain(library)
+    doc = client.get(f"/api/documents/{doc['id']}").json()
+    assert doc["status"] == "ready", doc["error"]
+    assert doc["metadata"]["url"] == url and doc["metadata"]["fetched_at"]
+    assert CAFE_WORDS in client.get(f"/api/documents/{doc['id']}/pages/1").json()["text"]
     again = add(client, url, html=html)
     assert again.status_code == 200 and again.json()["status"] == "unchanged"
+    assert again.json()["document"]["id"] == doc["id"]
 
 
 @pytest.mark.parametrize(

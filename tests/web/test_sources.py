@@ -16,7 +16,6 @@ from fastapi.testclient import TestClient
 from quire.cli import main
 from quire.ingest.intake import add_file
 from quire.storage.migrate import open_database
-from quire.storage.records import KINDS
 from tests.api.sse import parse_sse
 from tests.conftest import DOCS
 from tests.runtime import drain, make_app
@@ -96,14 +95,10 @@ def test_a_threads_cited_pages_are_added_with_an_outcome_each(
     assert "link-local" in by_n[3]["error"]["message"]
     assert by_n[4]["status"] == "refused" and by_n[4]["error"]["code"] == "fetch_failed"
     assert "HTTP 404" in by_n[4]["error"]["message"]
-    html = by_n[5]
-    if "web" in KINDS:
-        assert html["status"] == "added"
-    else:  # before the web reader is merged, a page is refused as a type
-        assert html["status"] == "refused" and html["error"]["code"] == "unsupported_type"
+    assert by_n[5]["status"] == "added"  # a web page, read by the web reader
     assert by_n[6]["error"]["code"] == "fetch_failed"
     assert "more than 5 redirects" in by_n[6]["error"]["message"]
-    assert done["counts"]["refused"] == 3 + (html["status"] == "refused")
+    assert done["counts"] == {"added": 3, "updated": 0, "unchanged": 0, "refused": 3}
 
     drain(settings)
     docs = {d["id"]: d for d in client.get("/api/documents").json()["documents"]}
@@ -144,7 +139,7 @@ def test_quire_add_sources_of_reports_each_address(library: Any, site: Site) -> 
     summary = re.search(r"cites 6 web pages: (.*)", out)
     assert summary, out
     counts = {status: int(n) for n, status in re.findall(r"(\d+) (\w+)", summary.group(1))}
-    assert sum(counts.values()) == 6 and counts["refused"] == 3 + ("web" not in KINDS), counts
+    assert sum(counts.values()) == 6 and counts["refused"] == 3, counts
     assert "[4] http://127.0.0.1" in out and "/status/404: the server answered HTTP 404" in out
     ingest = CliRunner().invoke(main, ["ingest", site.url("/pdf/dmca-summary.pdf")], env=env)
     assert ingest.exit_code == 0 and "unchanged, already in the library" in ingest.output
