@@ -20,6 +20,7 @@ from quire.api.routes import (
     health,
     jobs,
     library,
+    links,
     openai_compat,
     perplexity,
     search,
@@ -81,6 +82,7 @@ def create_app(
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     install_access_control(app, settings)  # outside the body limit: no token, no body read
     for module in (
+        links,
         documents,
         library,
         jobs,

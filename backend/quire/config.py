@@ -328,6 +328,15 @@ class Settings(BaseSettings):
         default="",
         description="Comma-separated URL prefixes MCP ingest may download from (empty: none).",
     )
+    # Links (web/fetch.py, which checks the list): public addresses only unless allowed here
+    fetch_allow_hosts: str = Field(
+        default="",
+        description="Comma-separated host names, addresses or networks (10.0.0.0/8) links may "
+        "reach although they are not public (an intranet wiki); empty: public addresses only.",
+    )
+    fetch_timeout_s: float = Field(
+        default=30, gt=0, le=600, description="Time limit of fetching one link, in seconds."
+    )
     watch_dirs: str = Field(
         default="",
         description="Folders `quire watch` keeps in step with the library (comma- or "

@@ -6,8 +6,11 @@
     │   ├── EmptyFile              400
     │   ├── FileTooLarge           413
     │   ├── CorruptFile            422  truncated PDF, broken zip, unsafe XML ...
-    │   └── EncryptedFile          422
+    │   ├── EncryptedFile          422
+    │   └── NeedsJavaScript        422  a fetched page shows its text only through scripts
     ├── Forbidden                  403  not allowed here (a setting keeps it off)
+    │   └── FetchRefused                a link to an address Quire does not fetch (SSRF)
+    ├── FetchFailed                502  a link could not be fetched (no answer, HTTP error)
     ├── NotFound                   404
     ├── Conflict                   409
     ├── ResourceLimit              422  a per-document limit (time, pages, unpacked size) was hit
@@ -100,6 +103,15 @@ class NeedsJavaScript(InputError):
 class Forbidden(QuireError):
     status_code = 403
     code = "forbidden"
+
+
+class FetchRefused(Forbidden):
+    code = "fetch_refused"
+
+
+class FetchFailed(QuireError):
+    status_code = 502
+    code = "fetch_failed"
 
 
 class NotFound(QuireError):

@@ -258,6 +258,13 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         ("POST", "/api/documents/{document_id}/reingest"): lambda: _not_found(
             bob.post(f"/api/documents/{a_doc}/reingest")
         ),
+        ("POST", "/api/documents/{document_id}/sources/add"): lambda: _not_found(
+            bob.post(f"/api/documents/{a_doc}/sources/add")
+        ),
+        # A link to a cloud metadata address: refused before anything is fetched or stored.
+        ("POST", "/api/documents/url"): lambda: no_secret(
+            bob.post("/api/documents/url", json={"url": "http://169.254.169.254/latest/"})
+        ),
         ("GET", "/api/documents/{document_id}/pages"): lambda: _not_found(
             bob.get(f"/api/documents/{a_doc}/pages")
         ),

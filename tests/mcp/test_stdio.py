@@ -272,7 +272,7 @@ def test_ingest_adds_allowed_files_and_urls_only(mcp_library: Path, tmp_path: Pa
                 (f"{inbox}/../inbox/../../", "forbidden", "outside the folders"),
                 (f"{server.url}/private/secret.md", "forbidden", "not under a URL prefix"),
                 (f"{server.url}/allowed/away", "forbidden", "redirected to"),
-                (f"{server.url}/allowed/missing", "bad_input", "HTTP 404"),
+                (f"{server.url}/allowed/missing", "fetch_failed", "HTTP 404"),
                 ("https://example.invalid/paper.pdf", "forbidden", "not under a URL prefix"),
             ):
                 text = failed(await client.call_tool("ingest", {"path_or_url": target}), code)

@@ -1,6 +1,6 @@
 """The ``quire`` command: one module per command group, each thin (parse, call, print).
 
-library.py   ingest, docs, rm, worker        search.py    search
+library.py   add (ingest), docs, rm, worker  search.py    search
 chat.py      ask, repl                       evaluate.py  eval
 serve.py     serve                           doctor.py    doctor
 up.py        up (API + web app + workers + watcher)
@@ -24,6 +24,7 @@ from quire import __version__
 #: them all took 2.1 s before any command started, most of it the MCP SDK and the ingest
 #: worker that ``quire docs`` never needs (click's "lazily loading subcommands" pattern).
 COMMANDS = {
+    "add": "quire.cli.library:add",
     "ingest": "quire.cli.library:ingest",
     "docs": "quire.cli.library:docs",
     "rm": "quire.cli.library:rm",

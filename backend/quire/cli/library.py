@@ -19,12 +19,22 @@ from quire.cli.common import (
     run_jobs,
     settings,
 )
+from quire.config import Settings
 from quire.errors import QuireError
 from quire.ingest.intake import add_file
 from quire.ingest.worker import run_worker
 from quire.storage import documents
+from quire.storage.db import Database
 from quire.storage.migrate import open_database
+from quire.web import sources
+from quire.web.fetch import Fetcher
+from quire.web.links import add_link
 
+LINK_VERBS = {
+    "added": "queued",
+    "updated": "changed: queued again",
+    "unchanged": "unchanged, already in the library",
+}
 INTAKE_VERBS = {
     "queued": "queued",
     "duplicate": "already in the library",
@@ -54,8 +64,22 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     return out
 
 
+def _is_link(target: str) -> bool:
+    """A target given as an address (any scheme: file:// and gopher:// are refused with the
+    reason, not looked for on disk)."""
+    return "://" in target and not Path(target).exists()
+
+
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("targets", nargs=-1)
+@click.option(
+    "--sources-of",
+    "sources_of",
+    type=click.IntRange(1),
+    default=None,
+    metavar="ID",
+    help="Also add the web pages document ID (a Perplexity thread) cites.",
+)
 @click.option(
     "--wait", is_flag=True, help="Process the queue here; wait until every file is ready."
 )
@@ -66,11 +90,19 @@ def _expand(paths: tuple[Path, ...]) -> list[tuple[Path, bool]]:
     help="Worker processes for --wait (default: QUIRE_WORKERS, else one per core as memory "
     "allows).",
 )
-def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
-    """Add files and folders (PDF, EPUB, Office, page images, saved web pages, md, txt…)."""
+def add(targets: tuple[str, ...], sources_of: int | None, wait: bool, workers: int | None) -> None:
+    """Add files, folders and links (PDF, EPUB, Office, page images, saved web pages,
+    Perplexity markdown, md, txt; a link's page or file is fetched by Quire, safely:
+    docs/sources/links.md)."""
+    if not targets and sources_of is None:
+        raise click.UsageError("name files, folders or links to add (or --sources-of ID)")
+    missing = [t for t in targets if not _is_link(t) and not Path(t).exists()]
+    if missing:
+        raise click.BadParameter(f"no such file or folder: {', '.join(missing)}")
     config = settings()
     db = open_database(config)
-    files = _expand(paths)
+    links = [t for t in targets if _is_link(t)]
+    files = _expand(tuple(Path(t) for t in targets if not _is_link(t)))
     # Keyed by job id: two files may share a name, and a duplicate shares its original's job.
     queued: dict[int, str] = {}
     failures = 0
@@ -82,7 +114,7 @@ def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task("", total=len(files))
+        task = bar.add_task("", total=len(files) + len(links))
         for path, named in files:
             bar.update(task, description=path.name)
             try:
@@ -112,6 +144,21 @@ def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
             if intake.job_id is not None:
                 queued.setdefault(intake.job_id, path.name)
             bar.advance(task)
+        with Fetcher(config) as fetcher:
+            for url in links:
+                bar.update(task, description=url)
+                try:
+                    added = add_link(db, config, url, fetcher=fetcher)
+                except QuireError as exc:
+                    failures += 1
+                    error(_about(url, exc.message))
+                else:
+                    _print_link(url, added.status, added.intake.document_id)
+                    if added.status != "unchanged" and added.intake.job_id is not None:
+                        queued.setdefault(added.intake.job_id, url)
+                bar.advance(task)
+            if sources_of is not None:
+                failures += _add_sources(db, config, sources_of, fetcher, bar, queued)
     if wait and queued:
         failures += run_jobs(config, db, queued, workers=workers or default_workers(config))
     elif queued:
@@ -120,6 +167,59 @@ def ingest(paths: tuple[Path, ...], wait: bool, workers: int | None) -> None:
         )
     db.dispose()
     sys.exit(1 if failures else 0)
+
+
+#: ``quire ingest``, the name ``quire add`` had before it took links: the same command.
+ingest = click.Command(
+    "ingest",
+    params=add.params,
+    callback=add.callback,
+    help=f"{add.help}\n\nThe same as `quire add` (its older name).",
+)
+
+
+def _about(url: str, message: str) -> str:
+    """A link's error, the link named once (a fetch's message starts with it already)."""
+    return message if message.startswith(url) else f"{url}: {message}"
+
+
+def _print_link(url: str, status: str, document_id: int | None) -> None:
+    verb = LINK_VERBS[status]
+    console.print(f"[green]✓[/green] {url} → document {document_id} ({verb})", highlight=False)
+
+
+def _add_sources(
+    db: Database,
+    config: Settings,
+    document_id: int,
+    fetcher: Fetcher,
+    bar: Progress,
+    queued: dict[int, str],
+) -> int:
+    """Add the pages ``document_id`` cites, one line per address; how many were refused."""
+    try:
+        cited = sources.cited_pages(db, document_id)
+    except QuireError as exc:
+        error(exc.message)
+        return 1
+    task = bar.add_task("", total=len(cited))
+    outcomes = []
+    for page in cited:
+        bar.update(task, description=page.url)
+        outcome = sources.add_source(db, config, page, fetcher)
+        outcomes.append(outcome)
+        if outcome.error is not None:
+            error(f"[{page.n}] {_about(page.url, outcome.error.message)}")
+        else:
+            _print_link(f"[{page.n}] {page.url}", outcome.status, outcome.document_id)
+            if outcome.job_id is not None:
+                queued.setdefault(outcome.job_id, page.url)
+        bar.advance(task)
+    counts = sources.counts(outcomes)
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    console.print(f"document {document_id} cites {len(cited)} web pages: {summary}")
+    refused = counts["refused"]
+    return refused
 
 
 @click.command()

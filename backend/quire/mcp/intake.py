@@ -8,35 +8,29 @@ it reads only inside ``QUIRE_MCP_INGEST_DIRS`` and downloads only under ``QUIRE_
 from __future__ import annotations
 
 import asyncio
-import email.message
 import logging
-import os
-import tempfile
 from pathlib import Path
-from typing import IO
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
 from quire.config import Settings
 from quire.errors import (
-    FileTooLarge,
     Forbidden,
     InputError,
     NotFound,
-    ServiceUnavailable,
 )
 from quire.ingest.intake import Intake, add_file
 from quire.mcp import schemas
 from quire.mcp.citations import document_uri
 from quire.storage import jobs
 from quire.storage.db import Database
+from quire.web.fetch import Fetcher
+from quire.web.links import add_link
 
 log = logging.getLogger(__name__)
 
 MAX_FILES = 500  # one call; a bigger folder is for `quire ingest` on the server
-MAX_REDIRECTS = 5
-DOWNLOAD_TIMEOUT_S = 60.0
 NOTE = (
     "Queued for the ingest worker (`quire worker`, which `make run` starts); list_documents "
     "shows each document's status, and it is searchable once ready."
@@ -149,68 +143,26 @@ def url_allowed(url: str, prefixes: list[str]) -> bool:
 
 
 async def _download(settings: Settings, db: Database, url: str) -> Intake:
+    """Add ``url`` as a link (web/links.py: the safe fetcher, the link's source key), each
+    address on the way, redirects included, under an allowed prefix."""
     prefixes = settings.mcp_ingest_url_list
     if not url_allowed(url, prefixes):
         allowed = ", ".join(prefixes) if prefixes else "none"
         raise Forbidden(
             f"{url} is not under a URL prefix this server allows (QUIRE_MCP_INGEST_URLS: {allowed})"
         )
-    tmp_dir = settings.data_dir / "tmp"
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="mcp-download-")
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            filename = await _fetch(url, prefixes, out, settings.max_upload_bytes)
-        return await asyncio.to_thread(
-            add_file,
-            db,
-            settings.files_dir,
-            tmp,
-            filename,
-            max_bytes=settings.max_upload_bytes,
-            source_key=f"url:{url}",
-            move=True,
-        )
-    finally:
-        tmp.unlink(missing_ok=True)
 
+    def under_a_prefix(target: str) -> None:
+        if not url_allowed(target, prefixes):
+            raise Forbidden(
+                f"the download redirected to {target}, which is not under an allowed URL "
+                "prefix (QUIRE_MCP_INGEST_URLS)"
+            )
 
-async def _fetch(url: str, prefixes: list[str], out: IO[bytes], max_bytes: int) -> str:
-    """Stream ``url`` into ``out``, following redirects that stay allowed; the file's name."""
-    async with httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT_S, follow_redirects=False) as http:
-        for _ in range(MAX_REDIRECTS + 1):
-            try:
-                async with http.stream("GET", url) as r:
-                    if r.is_redirect and "location" in r.headers:
-                        url = urljoin(url, r.headers["location"])
-                        if not url_allowed(url, prefixes):
-                            raise Forbidden(
-                                f"the download redirected to {url}, which is not under an "
-                                "allowed URL prefix (QUIRE_MCP_INGEST_URLS)"
-                            )
-                        continue
-                    if r.status_code != 200:
-                        raise InputError(f"{url}: the server answered HTTP {r.status_code}")
-                    size = 0
-                    async for block in r.aiter_bytes(1 << 20):
-                        size += len(block)
-                        if size > max_bytes:
-                            raise FileTooLarge(
-                                f"{url}: over the {max_bytes / 1024 / 1024:.0f} MB limit"
-                            )
-                        out.write(block)
-                    return _filename(url, r.headers.get("content-disposition"))
-            except httpx.HTTPError as exc:
-                raise ServiceUnavailable(f"{url}: the download failed ({exc})") from exc
-    raise InputError(f"{url}: more than {MAX_REDIRECTS} redirects")
+    def add() -> Intake:
+        # The hosts of the prefixes are the owner's choice, an intranet's included.
+        hosts = [str(httpx.URL(p).host) for p in prefixes]
+        with Fetcher(settings, allow=hosts, hop_check=under_a_prefix) as fetcher:
+            return add_link(db, settings, url, fetcher=fetcher).intake
 
-
-def _filename(url: str, disposition: str | None) -> str:
-    if disposition:
-        header = email.message.Message()
-        header["content-disposition"] = disposition
-        name = header.get_filename()
-        if name:
-            return name
-    return unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or "download"
+    return await asyncio.to_thread(add)

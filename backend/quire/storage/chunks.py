@@ -234,6 +234,14 @@ def list_pages(conn: Connection, document_id: int) -> list[dict[str, Any]]:
     ]
 
 
+def page_metadata(conn: Connection, document_id: int) -> list[dict[str, Any]]:
+    """Each page's metadata, in page order."""
+    rows = conn.execute(
+        select(pages.c.meta).where(pages.c.document_id == document_id).order_by(pages.c.page)
+    )
+    return [r.meta if isinstance(r.meta, dict) else _json_object(r.meta) for r in rows]
+
+
 def texts(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
     """The text of each chunk id that exists."""
     rows = conn.execute(

@@ -233,6 +233,15 @@ def set_origin(conn: Connection, document_id: int, origin: dict[str, Any]) -> bo
     return True
 
 
+def set_title(conn: Connection, document_id: int, title: str) -> None:
+    """Name a document (until its reader finds a title of its own)."""
+    conn.execute(
+        update(documents)
+        .where(documents.c.id == document_id)
+        .values(title=title, updated_at=utcnow())
+    )
+
+
 @dataclass(frozen=True)
 class LanguageCounts:
     """The languages of the library: (tag, documents, chunks), most chunks first, and how many

@@ -5,6 +5,49 @@
  */
 
 export interface paths {
+    "/api/documents/url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a page or file by its address
+         * @description Fetch ``url`` on the server (http/https, public addresses only unless
+         *     QUIRE_FETCH_ALLOW_HOSTS allows; size, time and unpacked-size limits) — or take ``html`` —
+         *     and add it like an upload: 202 added/updated, 200 unchanged.
+         */
+        post: operations["add_url_api_documents_url_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/documents/{document_id}/sources/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add the pages a thread cites
+         * @description Each web page the document (a Perplexity thread) cites, added as ``POST /url`` adds
+         *     one: an ``outcome`` event per address as it is done, then ``done`` with them all.
+         */
+        post: operations["add_sources_api_documents__document_id__sources_add_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/documents": {
         parameters: {
             query?: never;
@@ -1270,6 +1313,43 @@ export interface components {
              */
             covered: boolean | null;
         };
+        /** LinkIn */
+        LinkIn: {
+            /**
+             * Url
+             * @description The page's http(s) address.
+             */
+            url: string;
+            /**
+             * Html
+             * @description The page as the browser rendered it (the extension): stored for `url` without fetching anything.
+             */
+            html?: string | null;
+            /**
+             * Title
+             * @description The page's title, if the reader finds none.
+             */
+            title?: string | null;
+            /**
+             * Visibility
+             * @description team (default): every person of the library reads it; private: only you.
+             * @default team
+             * @enum {string}
+             */
+            visibility: "team" | "private";
+        };
+        /** LinkOut */
+        LinkOut: {
+            /**
+             * Status
+             * @description added; updated (known address, changed content: read again); unchanged.
+             * @enum {string}
+             */
+            status: "added" | "updated" | "unchanged";
+            document: components["schemas"]["DocumentOut"];
+            /** @description The ingest job queued (null when unchanged). */
+            job: components["schemas"]["JobOut"] | null;
+        };
         /** LoginOut */
         LoginOut: {
             /**
@@ -1812,6 +1892,29 @@ export interface components {
              */
             view: string | null;
         };
+        /** SourceOutcomeOut */
+        SourceOutcomeOut: {
+            /**
+             * N
+             * @description Its place in the thread's list of sources, from 1.
+             */
+            n: number;
+            /** Url */
+            url: string;
+            /** Title */
+            title: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "added" | "updated" | "unchanged" | "refused";
+            /** Document Id */
+            document_id: number | null;
+            /** Job Id */
+            job_id: number | null;
+            /** @description Why it was refused. */
+            error: components["schemas"]["ErrorBody"] | null;
+        };
         /** SourceRun */
         SourceRun: {
             /**
@@ -1848,6 +1951,20 @@ export interface components {
              * @description Why it failed (ok is false).
              */
             error: string | null;
+        };
+        /** SourcesDoneOut */
+        SourcesDoneOut: {
+            /** Document Id */
+            document_id: number;
+            /** Outcomes */
+            outcomes: components["schemas"]["SourceOutcomeOut"][];
+            /**
+             * Counts
+             * @description Outcomes by status.
+             */
+            counts: {
+                [key: string]: number;
+            };
         };
         /**
          * SourcesEvent
@@ -2084,6 +2201,124 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    add_url_api_documents_url_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkIn"];
+            };
+        };
+        responses: {
+            /** @description Already in the library, unchanged. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkOut"];
+                };
+            };
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    add_sources_api_documents__document_id__sources_add_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `outcome` events (one per address, as each is done), then `done`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description No such document */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description It cites no web pages */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     list_documents_api_documents_get: {
         parameters: {
             query?: never;

@@ -7,6 +7,7 @@ import { computed, ref } from 'vue'
 import { messageOf } from '@/api/client'
 import type { Job, Visibility } from '@/api/documents'
 import { watchJob } from '@/api/jobs'
+import { addLink as postLink, type LinkResult } from '@/api/links'
 import { uploadFile, type UploadResult } from '@/api/upload'
 
 export type UploadPhase =
@@ -35,6 +36,8 @@ export interface UploadItem {
   error: string | null
   /** As chosen when the file was added; undefined sends no field (the server's default). */
   visibility?: Visibility
+  /** A link the server fetches (`name` is its address; no size until it is stored). */
+  link?: boolean
 }
 
 const PARALLEL = 2
@@ -49,30 +52,40 @@ export const useUploadsStore = defineStore('uploads', () => {
     items.value.some((i) => !['ready', 'duplicate', 'failed'].includes(i.phase)),
   )
 
+  /** A new row, waiting for its turn; its key. */
+  function queue(name: string, size: number, visibility?: Visibility, link?: boolean): number {
+    const key = ++seq
+    items.value.push({
+      key,
+      name,
+      size,
+      phase: 'waiting',
+      sent: 0,
+      progress: 0,
+      stage: '',
+      stageProgress: null,
+      searchable: false,
+      ahead: null,
+      etaS: null,
+      documentId: null,
+      jobId: null,
+      error: null,
+      visibility,
+      ...(link && { link }),
+    })
+    return key
+  }
+
   /** Queue files; `visibility` (a team library) applies to these files, whatever is chosen
    * for later ones. */
   function add(list: Iterable<File>, visibility?: Visibility): void {
-    for (const file of list) {
-      const key = ++seq
-      files.set(key, file)
-      items.value.push({
-        key,
-        name: file.name,
-        size: file.size,
-        phase: 'waiting',
-        sent: 0,
-        progress: 0,
-        stage: '',
-        stageProgress: null,
-        searchable: false,
-        ahead: null,
-        etaS: null,
-        documentId: null,
-        jobId: null,
-        error: null,
-        visibility,
-      })
-    }
+    for (const file of list) files.set(queue(file.name, file.size, visibility), file)
+    pump()
+  }
+
+  /** Queue links: each is fetched by the server, then followed like an uploaded file. */
+  function addLinks(urls: Iterable<string>, visibility?: Visibility): void {
+    for (const url of urls) queue(url, 0, visibility, true)
     pump()
   }
 
@@ -89,14 +102,31 @@ export const useUploadsStore = defineStore('uploads', () => {
   }
 
   async function send(item: UploadItem): Promise<void> {
-    const file = files.get(item.key)!
     item.phase = 'uploading'
+    if (item.link) return fetchLink(item)
+    const file = files.get(item.key)!
     try {
       const result = await uploadFile(file, (f) => (item.sent = f), {
         visibility: item.visibility,
       }).promise
       files.delete(item.key)
       accept(item, result)
+    } catch (err) {
+      item.phase = 'failed'
+      item.error = messageOf(err)
+    }
+  }
+
+  async function fetchLink(item: UploadItem): Promise<void> {
+    try {
+      const result: LinkResult = await postLink(item.name, item.visibility)
+      item.size = result.document.byte_size
+      accept(item, {
+        filename: item.name,
+        status: result.status === 'unchanged' ? 'duplicate' : 'queued',
+        document_id: result.document.id,
+        job_id: result.job?.id ?? null,
+      })
     } catch (err) {
       item.phase = 'failed'
       item.error = messageOf(err)
@@ -144,5 +174,5 @@ export const useUploadsStore = defineStore('uploads', () => {
     items.value = items.value.filter((i) => !['ready', 'duplicate', 'failed'].includes(i.phase))
   }
 
-  return { items, pending, add, clearFinished }
+  return { items, pending, add, addLinks, clearFinished }
 })

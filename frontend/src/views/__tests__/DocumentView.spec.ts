@@ -3,7 +3,7 @@ import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createMemoryHistory, createRouter } from 'vue-router'
 
-import { doc, fetchRoutes, json } from '@/__tests__/fixtures'
+import { doc, errorJson, fetchRoutes, json, sse, streamResponse } from '@/__tests__/fixtures'
 import type { Document } from '@/api/documents'
 import type { Me } from '@/api/me'
 import DocumentView from '../DocumentView.vue'
@@ -13,13 +13,18 @@ afterEach(() => vi.unstubAllGlobals())
 
 const ALICE: Me = { mode: 'people', user: { id: 1, name: 'alice', admin: false } }
 
-async function mountView(document: Document, me: Me) {
+async function mountView(
+  document: Document,
+  me: Me,
+  routes: Parameters<typeof fetchRoutes>[0] = {},
+) {
   vi.stubGlobal(
     'fetch',
     fetchRoutes({
       'GET /api/me': () => json(me),
       'GET /api/documents/3': () => json(document),
       'GET /api/documents/3/pages': () => json({ pages: [] }),
+      ...routes,
     }),
   )
   const router = createRouter({
@@ -57,5 +62,84 @@ describe('DocumentView access', () => {
     expect(w.find('[data-testid="owner"]').exists()).toBe(false)
     expect(w.find('[data-testid="private-badge"]').exists()).toBe(false)
     expect(w.get('dl.facts').text()).not.toContain('Visible to')
+  })
+})
+
+describe('DocumentView cited pages', () => {
+  const SINGLE: Me = { mode: 'single', user: null }
+  const outcome = (n: number, status: string, over: Record<string, unknown> = {}) => ({
+    n,
+    url: `https://example.org/${n}`,
+    title: null,
+    status,
+    document_id: status === 'refused' ? null : 10 + n,
+    job_id: null,
+    error: null,
+    ...over,
+  })
+
+  it("adds a Perplexity thread's cited pages and lists each outcome as it comes", async () => {
+    const refused = outcome(2, 'refused', {
+      error: { status: 403, code: 'fetch_refused', message: '10.0.0.1 is a private address' },
+    })
+    const first = outcome(3, 'added', { title: 'A paper' })
+    const events = sse([
+      ['outcome', first],
+      ['outcome', refused],
+      ['outcome', outcome(1, 'unchanged')],
+      [
+        'done',
+        {
+          document_id: 3,
+          outcomes: [outcome(1, 'unchanged'), refused, first],
+          counts: { added: 1, updated: 0, unchanged: 1, refused: 1 },
+        },
+      ],
+    ])
+    let posted = 0
+    const w = await mountView(doc(3, { kind: 'perplexity' }), SINGLE, {
+      'POST /api/documents/3/sources/add': () => {
+        posted++
+        // Split inside an event: the list is read as a stream.
+        return streamResponse([events.slice(0, 40), events.slice(40)])
+      },
+    })
+    const button = w.get('[data-testid="add-sources"]')
+    expect(button.text()).toBe('Add the cited pages to the library')
+    await button.trigger('click')
+    await flushPromises()
+    expect(posted).toBe(1)
+    const rows = w.findAll('[data-testid="source-outcome"]')
+    expect(rows.map((r) => r.attributes('data-status'))).toEqual(['unchanged', 'refused', 'added'])
+    expect(rows[1]!.text()).toContain('refused')
+    expect(rows[1]!.text()).toContain('10.0.0.1 is a private address')
+    expect(rows[1]!.find('a[href="/documents/12"]').exists()).toBe(false)
+    expect(rows[2]!.get('a').text()).toBe('A paper')
+    expect(rows[2]!.get('a').attributes('href')).toBe('https://example.org/3')
+    expect(rows[2]!.find('a[href="/documents/13"]').exists()).toBe(true)
+    expect(w.get('[data-testid="sources-summary"]').text()).toBe(
+      'Done: 1 added, 1 unchanged, 1 refused',
+    )
+  })
+
+  it('says why when the thread cites nothing', async () => {
+    const w = await mountView(doc(3, { kind: 'perplexity' }), SINGLE, {
+      'POST /api/documents/3/sources/add': () =>
+        errorJson(
+          400,
+          'bad_input',
+          'document 3 cites no web pages (its pages list no web sources)',
+        ),
+    })
+    await w.get('[data-testid="add-sources"]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-testid="cited-pages"] [role="alert"]').text()).toBe(
+      'document 3 cites no web pages (its pages list no web sources)',
+    )
+  })
+
+  it('offers the action on Perplexity threads only', async () => {
+    const w = await mountView(doc(3, { kind: 'pdf' }), SINGLE)
+    expect(w.find('[data-testid="cited-pages"]').exists()).toBe(false)
   })
 })

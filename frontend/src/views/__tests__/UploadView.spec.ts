@@ -3,7 +3,7 @@ import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createMemoryHistory, createRouter } from 'vue-router'
 
-import { fetchRoutes, json } from '@/__tests__/fixtures'
+import { doc, errorJson, fetchRoutes, job, json, sse, streamResponse } from '@/__tests__/fixtures'
 import type { Me } from '@/api/me'
 import UploadDropZone from '@/components/UploadDropZone.vue'
 import UploadView from '../UploadView.vue'
@@ -49,8 +49,8 @@ afterEach(() => vi.unstubAllGlobals())
 
 const ALICE: Me = { mode: 'people', user: { id: 1, name: 'alice', admin: false } }
 
-async function mountView(me: Me) {
-  vi.stubGlobal('fetch', fetchRoutes({ 'GET /api/me': () => json(me) }))
+async function mountView(me: Me, routes: Parameters<typeof fetchRoutes>[0] = {}) {
+  vi.stubGlobal('fetch', fetchRoutes({ 'GET /api/me': () => json(me), ...routes }))
   const router = createRouter({
     history: createMemoryHistory(),
     routes: [
@@ -128,5 +128,83 @@ describe('UploadView summary', () => {
       'Done: 1 file already in the library, 1 file failed (see above).',
     )
     expect(summary.find('a[href="/chat"]').exists()).toBe(true)
+  })
+})
+
+describe('UploadView links', () => {
+  /** The server's answers by address, and the bodies it was sent. */
+  function linkRoutes(sent: unknown[]) {
+    return {
+      'POST /api/documents/url': async (request: Request) => {
+        const body = (await request.json()) as { url: string; visibility: string }
+        sent.push(body)
+        if (body.url.includes('intranet'))
+          return errorJson(
+            403,
+            'fetch_refused',
+            'intranet.local resolves to 10.0.0.5, which is a private address',
+          )
+        if (body.url.includes('known'))
+          return json({ status: 'unchanged', document: doc(7), job: null })
+        return json(
+          { status: 'added', document: doc(8), job: job({ id: 5, status: 'queued' }) },
+          202,
+        )
+      },
+      'GET /api/jobs/5/events': () =>
+        streamResponse([
+          sse([['done', job({ id: 5, document_id: 8, status: 'done', progress: 1 })]]),
+        ]),
+    }
+  }
+
+  it('sends each pasted address to the server and shows what became of it', async () => {
+    const sent: unknown[] = []
+    const w = await mountView(ALICE, linkRoutes(sent))
+    await w
+      .get('[data-testid="link-input"]')
+      .setValue('https://example.org/paper.pdf\n https://example.org/known http://intranet.local/')
+    await w.get('[data-testid="link-form"]').trigger('submit')
+    await flushPromises()
+    expect(sent).toEqual([
+      { url: 'https://example.org/paper.pdf', visibility: 'team' },
+      { url: 'https://example.org/known', visibility: 'team' },
+      { url: 'http://intranet.local/', visibility: 'team' },
+    ])
+    const rows = w.findAll('[data-testid="upload-row"]')
+    expect(rows.map((r) => r.attributes('data-phase'))).toEqual(['ready', 'duplicate', 'failed'])
+    expect(rows[1]!.text()).toContain('Unchanged: already in the library')
+    expect(rows[2]!.get('[data-testid="upload-error"]').text()).toBe(
+      'intranet.local resolves to 10.0.0.5, which is a private address',
+    )
+    expect(rows[0]!.get('a').attributes('href')).toBe('/documents/8')
+    expect((w.get('[data-testid="link-input"]').element as HTMLInputElement).value).toBe('')
+  })
+
+  it('refuses what is not an http(s) address, and sends nothing', async () => {
+    const sent: unknown[] = []
+    const w = await mountView(ALICE, linkRoutes(sent))
+    await w.get('[data-testid="link-input"]').setValue('file:///etc/passwd example.org')
+    await w.get('[data-testid="link-form"]').trigger('submit')
+    await flushPromises()
+    expect(w.get('[data-testid="link-error"]').text()).toBe(
+      'Not an http(s) address: file:///etc/passwd, example.org',
+    )
+    await w.get('[data-testid="link-input"]').setValue('  ')
+    await w.get('[data-testid="link-form"]').trigger('submit')
+    expect(w.get('[data-testid="link-error"]').text()).toContain('Paste the address of a page')
+    expect(sent).toEqual([])
+    expect(w.findAll('[data-testid="upload-row"]')).toHaveLength(0)
+  })
+
+  it('adds a link as private while "Private to me" is checked', async () => {
+    const sent: unknown[] = []
+    const w = await mountView(ALICE, linkRoutes(sent))
+    await w.get('[data-testid="upload-private"]').setValue(true)
+    await w.get('[data-testid="link-input"]').setValue('https://example.org/known')
+    await w.get('[data-testid="link-form"]').trigger('submit')
+    await flushPromises()
+    expect(sent).toEqual([{ url: 'https://example.org/known', visibility: 'private' }])
+    expect(w.get('[data-testid="private-badge"]').text()).toBe('private')
   })
 })
