@@ -18,9 +18,31 @@ export function isLink(text: string): boolean {
   }
 }
 
-/** `POST /api/documents/url`: added or updated (a job follows), or unchanged. */
-export function addLink(url: string, visibility: Visibility = 'team'): Promise<LinkResult> {
-  return bodyOf(client.POST('/api/documents/url', { body: { url: url.trim(), visibility } }))
+/** A page the browser already rendered (the bookmarklet's save, views/SaveView.vue): the
+ * server stores this HTML for the URL instead of fetching it. */
+export interface RenderedPage {
+  url: string
+  title: string
+  html: string
+}
+
+/** What each outcome means to the person who saved a page (the extension says the same). */
+export const SAVED_OUTCOMES: Record<LinkResult['status'], string> = {
+  added: 'Saved',
+  updated: 'Updated',
+  unchanged: 'Already in the library',
+}
+
+/** `POST /api/documents/url`: added or updated (a job follows), or unchanged. With
+ * ``rendered``, the page as the browser shows it is stored and nothing is fetched. */
+export function addLink(
+  url: string,
+  visibility: Visibility = 'team',
+  rendered?: Pick<RenderedPage, 'title' | 'html'>,
+): Promise<LinkResult> {
+  return bodyOf(
+    client.POST('/api/documents/url', { body: { url: url.trim(), visibility, ...rendered } }),
+  )
 }
 
 /**

@@ -96,7 +96,8 @@ describe('SaveView', () => {
 
     expect(posted).toHaveLength(1)
     const body = posted[0]!
-    expect(Object.keys(body).sort()).toEqual(['html', 'title', 'url'])
+    expect(Object.keys(body).sort()).toEqual(['html', 'title', 'url', 'visibility'])
+    expect(body.visibility).toBe('team')
     expect(body.url).toBe(`${SITE}/2026/12/vote.html`)
     expect(body.title).toBe('Les députés')
     const html = body.html as string
