@@ -1,8 +1,9 @@
 """The one build step pyproject.toml cannot state: the built web app goes into the wheel.
 
 ``python -m build --wheel`` (``make wheel``) copies ``frontend/dist`` — built beforehand by
-``make frontend`` — into the package as ``quire/web/``, which ``quire up`` serves. Without a
-built web app the wheel build stops with the command that builds it. An editable install
+``make frontend`` — into the package as ``quire/web_app/`` (not ``quire/web/``: that is the
+package that fetches links), which ``quire up`` serves. Without a built web app the wheel
+build stops with the command that builds it. An editable install
 (``pip install -e .``, ``make install``) copies nothing: a checkout serves ``frontend/dist``.
 """
 
@@ -18,7 +19,7 @@ WEB_APP = Path(__file__).resolve().parent / "frontend" / "dist"
 
 
 class BuildWithWebApp(build_py):
-    """setuptools' build_py, then ``frontend/dist`` copied to ``quire/web/``."""
+    """setuptools' build_py, then ``frontend/dist`` copied to ``quire/web_app/``."""
 
     def run(self) -> None:
         super().run()
@@ -31,7 +32,7 @@ class BuildWithWebApp(build_py):
                 f"the web app is not built ({index} is missing or not the Vue app): "
                 "run `make frontend` first, or `make wheel`, which builds both"
             )
-        target = Path(self.build_lib) / "quire" / "web"
+        target = Path(self.build_lib) / "quire" / "web_app"
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(WEB_APP, target)
 

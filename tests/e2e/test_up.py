@@ -116,14 +116,17 @@ def test_the_wheel_holds_the_web_app_migrations_and_tokenizer(wheel: Path, venv:
     assert Path(package).is_relative_to(venv), package  # the wheel's copy, not the checkout
     assert str(REPO) not in path and str(REPO / "backend") not in path
     shipped = set(files.split())
-    assert {"web/index.html", "web/favicon.svg", "embed/minilm/tokenizer.json"} <= shipped
+    assert {"web_app/index.html", "web_app/favicon.svg", "embed/minilm/tokenizer.json"} <= shipped
     assert {"migrations/env.py", "migrations/versions/0001_initial.py"} <= shipped
-    assert any(re.fullmatch(r"web/assets/index-[\w-]+\.js", f) for f in shipped), shipped
-    ours = {
-        f.relative_to(REPO / "backend" / "quire").as_posix()
-        for f in REPO.glob("backend/quire/migrations/versions/*.py")
-    }
+    assert any(re.fullmatch(r"web_app/assets/index-[\w-]+\.js", f) for f in shipped), shipped
+    code = REPO / "backend" / "quire"
+    ours = {f.relative_to(code).as_posix() for f in code.glob("migrations/versions/*.py")}
     assert ours <= shipped  # every migration
+    # Every module of the package (the web app beside them never replaces one).
+    modules = {
+        f.relative_to(code).as_posix() for f in code.rglob("*.py") if "__pycache__" not in f.parts
+    }
+    assert modules <= shipped, sorted(modules - shipped)
 
 
 def test_the_wheel_is_not_built_without_the_web_app(tmp_path: Path) -> None:

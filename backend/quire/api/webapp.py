@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 import quire
 
 #: The built web app in the wheel (setup.py copies frontend/dist there).
-PACKAGED = Path(quire.__file__).resolve().parent / "web"
+PACKAGED = Path(quire.__file__).resolve().parent / "web_app"
 #: ``make frontend``'s output, when Quire runs from a checkout (an editable install).
 CHECKOUT = Path(quire.__file__).resolve().parents[2] / "frontend" / "dist"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -48,7 +48,7 @@ class WebAppMissing(Exception):
 
 
 def find_web_app() -> Path:
-    """The built web app: the wheel's ``quire/web``, else a checkout's ``frontend/dist``."""
+    """The built web app: the wheel's ``quire/web_app``, else a checkout's ``frontend/dist``."""
     for root in (PACKAGED, CHECKOUT):
         if (root / "index.html").is_file():
             return root
