@@ -63,6 +63,22 @@ describe('DocumentView access', () => {
     expect(w.find('[data-testid="private-badge"]').exists()).toBe(false)
     expect(w.get('dl.facts').text()).not.toContain('Visible to')
   })
+
+  it('keeps Delete apart from Re-ingest, in its own section that says what it removes', async () => {
+    const w = await mountView(doc(3), { mode: 'single', user: null })
+    const actions = w.get('.actions')
+    expect(actions.text()).toContain('Re-ingest')
+    expect(actions.text()).not.toContain('Delete')
+    const zone = w.get('[data-testid="danger-zone"]')
+    expect(zone.get('button.danger').text()).toBe('Delete this document')
+    expect(zone.text()).toContain('the original where you keep it is not touched')
+  })
+
+  it('offers neither to a reader who cannot change the document', async () => {
+    const w = await mountView(doc(3, { can_change: false }), { mode: 'single', user: null })
+    expect(w.get('.actions').text()).not.toContain('Re-ingest')
+    expect(w.find('[data-testid="danger-zone"]').exists()).toBe(false)
+  })
 })
 
 describe('DocumentView cited pages', () => {
