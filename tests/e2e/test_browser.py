@@ -268,10 +268,16 @@ def test_failed_uploads_show_their_error(page: Page, tmp_path: Path) -> None:
     exe.write_bytes(b"MZ\x90\x00" + b"\x00" * 2000)
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\n" + b"\x00garbage" * 300)
+    torn = tmp_path / "report.docx"  # a zip cut off after its first bytes
+    torn.write_bytes(b"PK\x03\x04" + b"\x14\x00" * 40)
     page.goto("/upload")
-    page.locator('input[type="file"]').set_input_files([str(exe), str(broken)])
-    seen = wait_rows(page, 2, {"ready", "failed", "duplicate"}, 120)
-    assert [s[-1] for s in seen] == ["failed", "failed"], seen
+    page.locator('input[type="file"]').set_input_files([str(exe), str(broken), str(torn)])
+    seen = wait_rows(page, 3, {"ready", "failed", "duplicate"}, 120)
+    assert [s[-1] for s in seen] == ["failed", "failed", "failed"], seen
+    # The end of the upload says that nothing went in, and offers no question to ask.
+    summary = page.get_by_test_id("upload-summary")
+    expect(summary).to_have_text("None of the 3 files could be added: the reason is under each.")
+    expect(summary.get_by_role("link")).to_have_count(0)
     rows = page.locator('[data-testid="upload-row"]')
     exe_error = rows.filter(has_text="setup.exe").get_by_test_id("upload-error")
     expect(exe_error).to_contain_text(re.compile("unsupported|not a supported", re.I))
