@@ -9,7 +9,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import NoReturn
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -49,6 +50,8 @@ def fail(exc: QuireError, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
+#: How long ``--wait``'s workers get to finish their current job when the command ends.
+WAIT_STOP_S = 30.0
 #: Memory one ingest worker may need: its embedder, a document's text and vectors, and the
 #: extraction process beside it (a 244-page book peaks near 600 MB).
 WORKER_MB = 1024
@@ -144,7 +147,7 @@ def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, worke
                 )
                 time.sleep(0.2)
         finally:
-            _stop(pool)
+            stop_processes(pool, WAIT_STOP_S)
             for relay in relays:
                 relay.join(timeout=5)
     return failures
@@ -173,15 +176,16 @@ def _relay(proc: subprocess.Popen[str]) -> None:
         sys.stderr.write(line)
 
 
-def _stop(pool: list[subprocess.Popen[str]]) -> None:
-    """Ask the workers to stop after their current job (SIGTERM), then make sure of it."""
-    for proc in pool:
-        if proc.poll() is None:
-            proc.terminate()
-    deadline = time.monotonic() + 30
-    for proc in pool:
+def stop_processes(procs: Iterable[subprocess.Popen[Any]], grace_s: float) -> None:
+    """SIGTERM every process still running (a worker stops after its current job), wait up to
+    ``grace_s`` for them all, then kill the rest."""
+    running = [proc for proc in procs if proc.poll() is None]
+    for proc in running:
+        proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for proc in running:
         try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

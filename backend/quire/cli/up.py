@@ -26,7 +26,7 @@ import uvicorn
 
 from quire.api.webapp import WebAppMissing, find_web_app, serve_web_app
 from quire.app import create_app
-from quire.cli.common import console, default_workers, error, settings
+from quire.cli.common import console, default_workers, error, settings, stop_processes
 from quire.cli.serve import migrate_and_check_bind
 
 log = logging.getLogger(__name__)
@@ -95,16 +95,7 @@ def _supervise(server: _Server, children: list[Child], stopping: threading.Event
 
 def _stop(children: list[Child], grace_s: float = STOP_GRACE_S) -> None:
     """SIGTERM every child, wait up to ``grace_s`` for them all, then kill the rest."""
-    running = [c.proc for c in children if c.proc is not None and c.proc.poll() is None]
-    for proc in running:
-        proc.terminate()
-    deadline = time.monotonic() + grace_s
-    for proc in running:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    stop_processes((c.proc for c in children if c.proc is not None), grace_s)
 
 
 @click.command()
