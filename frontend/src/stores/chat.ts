@@ -11,7 +11,6 @@ import type {
   Message,
   PlanEvent,
   RetrievalEvent,
-  Source,
   StageEvent,
 } from '@/api/chat'
 import { isAbort, messageOf } from '@/api/client'
@@ -87,11 +86,10 @@ export const useChatStore = defineStore('chat', () => {
   const llm = ref<LlmStatus | null>(null)
   let controller: AbortController | null = null
 
+  /** The latest answer: its sources are the sources panel's unless the reader chose another. */
   const lastAnswer = computed(() =>
     [...messages.value].reverse().find((m) => m.role === 'assistant'),
   )
-  /** The sources of the latest answer, for the sources panel. */
-  const sources = computed<Source[]>(() => lastAnswer.value?.sources ?? [])
   const mode = computed<AnswerMode | null>(() => lastAnswer.value?.mode ?? null)
 
   async function loadConversations(): Promise<void> {
@@ -252,7 +250,7 @@ export const useChatStore = defineStore('chat', () => {
     running,
     loadError,
     options,
-    sources,
+    lastAnswer,
     mode,
     llm,
     loadLlm,

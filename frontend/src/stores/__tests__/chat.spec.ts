@@ -90,7 +90,7 @@ describe('chat store', () => {
       citations_checked: { checked: 1, kept: 1, dropped: 0, method: 'verbatim' },
     })
     expect(answer!.plan).toMatchObject({ strategy: 'precise', queries: ['tides'] })
-    expect(chat.sources).toHaveLength(2)
+    expect(chat.lastAnswer?.sources).toHaveLength(2)
     expect(chat.conversationId).toBe(4)
     expect(chat.running).toBe(false)
     expect(chat.progress!.plan!.strategy).toBe('precise')
@@ -226,7 +226,7 @@ describe('chat store', () => {
     const chat = useChatStore()
     await chat.open(4)
     expect(chat.title).toBe('Tides')
-    expect(chat.sources).toHaveLength(1)
+    expect(chat.lastAnswer?.sources).toHaveLength(1)
     await chat.rate(chat.messages[1]!, -1, 'wrong page')
     expect(api.sendFeedback).toHaveBeenCalledWith(2, { rating: -1, comment: 'wrong page' })
     expect(chat.messages[1]!.feedback).toEqual({ rating: -1, comment: 'wrong page' })
