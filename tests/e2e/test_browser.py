@@ -528,3 +528,126 @@ def test_scanned_page_highlighted_over_its_ocr_words(page: Page, stack: Stack) -
     # Together the boxes cover the quoted sentence.
     assert len(loose(hit_words)) >= 0.9 * len(quote_loose), (hit_words, quote)
     shot(pg, "source-scan-highlight", full=False)
+
+
+def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Path) -> None:
+    """Issue 36's items 3, 4 and 6 at a phone's size: an upload queued behind another says its
+    place, the percentage beside a bar is the bar's; each new question is brought into view; an
+    older answer's citation opens its own source; a question over the limit or an empty one is
+    explained, not sent; an LLM that is not there is offered disabled, with the reason; the
+    document picker is searched; Sync without a login and Delete stand apart."""
+    pdf_id = upload_ready(stack, PDF)
+    upload_ready(stack, EPUB)
+    ctx = browser.new_context(
+        base_url=stack.web,
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        locale="en-US",
+    )
+    ctx.set_default_timeout(20_000)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+
+    def fits() -> None:
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 392, pg.url
+
+    # Three files at once behind one worker: the later ones say how many files are ahead, and
+    # while one is indexed the percentage its row shows is its bar's.
+    note = tmp_path / "harbor-notes.md"
+    note.write_text("# Harbor notes\n\nThe Marigold anchored near the reef at dawn.\n")
+    pg.goto("/upload")
+    files = [DOCS / "pdf" / "naacl06-shinyama.pdf", DOCS / "pdf" / "riscv-abi-spec-v1.0.pdf", note]
+    pg.locator('input[type="file"]').set_input_files([str(f) for f in files])
+    labels: set[str] = set()
+    deadline = time.monotonic() + INGEST_S
+    while time.monotonic() < deadline:
+        rows: list[dict[str, Any]] = pg.eval_on_selector_all(
+            '[data-testid="upload-row"]',
+            """rows => rows.map(r => ({phase: r.dataset.phase,
+                 label: r.querySelector('.state').textContent,
+                 bar: r.querySelector('progress')?.value ?? null}))""",
+        )
+        for r in rows:
+            labels.add(r["label"])
+            shown = re.search(r"(?:Indexing: \w+|searchable by keywords · \w+) (\d+)%", r["label"])
+            if r["phase"] == "processing" and shown and r["bar"] is not None:
+                assert abs(int(shown.group(1)) - r["bar"] * 100) <= 1, r
+        if len(rows) == 3 and all(r["phase"] == "ready" for r in rows):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the three uploads were not ready: {sorted(labels)}")
+    assert any(label.startswith("Uploaded · 1 file ahead") for label in labels), labels
+    assert not any("queued" in label for label in labels), labels
+    assert any("Indexing" in label or "searchable" in label for label in labels), labels
+    expect(pg.get_by_test_id("upload-summary")).to_contain_text("3")
+    fits()
+
+    # Two questions: each is scrolled into view as it is asked.
+    pg.goto("/chat")
+    for question in (
+        "What does the DMCA say about safe harbors for online service providers?",
+        "What did the White Rabbit take out of its waistcoat-pocket?",
+    ):
+        box = pg.get_by_label("Your question")
+        box.fill(question)
+        box.press("Enter")
+        asked = pg.locator("article.message.user").last
+        expect(asked).to_have_text(re.compile(re.escape(question[:30])))
+        expect(asked).to_be_in_viewport()
+        answer = pg.locator('article.message.assistant[aria-busy="false"]').last
+        expect(answer.locator("a.cite").first).to_be_visible(timeout=60_000)
+    answers = pg.locator("article.message.assistant")
+    expect(answers).to_have_count(2)
+    fits()
+    # One notice for the whole answer, no backend error in it.
+    first = answers.nth(0)
+    assert "unreachable" not in first.inner_text() and "ollama" not in first.inner_text().lower()
+    # The first answer's citation opens its own source (the DMCA summary), not the latest's.
+    first.locator("a.cite").first.click()
+    expect(pg).to_have_url(re.compile(rf"/library/{pdf_id}/pages/\d+"))
+    expect(pg.locator("h1")).to_contain_text(re.compile("DMCA|Digital Millennium", re.I))
+    fits()
+    pg.go_back()
+
+    # Over the limit: refused before sending, with the limit; empty: explained.
+    box = pg.get_by_label("Your question")
+    hint = pg.get_by_test_id("question-hint")
+    box.fill("why " * 525)  # 2,099 characters
+    expect(hint).to_contain_text("limited to 2,000 characters")
+    expect(pg.get_by_test_id("question-count")).to_have_text("2,099 / 2,000")
+    expect(pg.get_by_role("button", name="Ask", exact=True)).to_be_disabled()
+    box.press("Enter")
+    expect(pg.locator("article.message.user")).to_have_count(2)
+    box.fill("")
+    pg.get_by_role("button", name="Ask", exact=True).click()
+    expect(hint).to_contain_text("Type a question first")
+    expect(pg.locator("article.message.user")).to_have_count(2)
+
+    # Options: no model, so "Use the LLM" is disabled with why and where to set one up; the
+    # document picker finds a book by a word of its title.
+    pg.locator("details.options summary").click()
+    expect(pg.get_by_label("Use the LLM")).to_be_disabled()
+    expect(pg.get_by_test_id("llm-hint")).to_contain_text("No language model is reachable")
+    expect(pg.get_by_test_id("llm-hint").get_by_role("link", name="Set one up")).to_have_attribute(
+        "href", "/settings#s-answer"
+    )
+    picker = pg.get_by_test_id("document-filter")
+    picker.get_by_label("Find a document to search in").fill("shinyama")
+    expect(picker.locator("label.check")).to_have_count(1)
+    fits()
+
+    # Sync needs a saved login first; Delete is apart from the other actions.
+    pg.goto("/perplexity")
+    expect(pg.get_by_role("button", name="Sync now")).to_be_disabled()
+    pg.goto(f"/library/{pdf_id}")
+    zone = pg.get_by_test_id("danger-zone")
+    expect(zone.get_by_role("button", name="Delete this document")).to_be_visible()
+    expect(pg.get_by_role("button", name=re.compile("Delete"))).to_have_count(1)
+    expect(pg.get_by_role("button", name="Re-ingest")).to_be_visible()
+    expect(zone.get_by_role("button", name="Re-ingest")).to_have_count(0)
+    fits()
+    ctx.close()
+    assert not errors, errors

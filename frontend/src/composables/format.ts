@@ -24,8 +24,10 @@ export function formatMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`
 }
 
+/** A duration to the precision a reader needs: "4.2 s", "40 s", "1 min 35 s", "2 h 5 min". */
 export function formatSeconds(s: number): string {
-  if (s < 60) return formatMs(s * 1000)
+  if (s < 10) return formatMs(s * 1000)
+  if (s < 60) return `${Math.round(s)} s`
   const m = Math.floor(s / 60)
   if (m < 60) return `${m} min ${Math.round(s % 60)} s`
   return `${Math.floor(m / 60)} h ${m % 60} min`

@@ -38,10 +38,14 @@ describe('UploadRow', () => {
 
   it('keeps the estimate while the file is read', () => {
     expect(state({ phase: 'processing', stage: 'extract', progress: 0.3, etaS: 40 })).toBe(
-      'Indexing: extract 30% · about 40.0 s left',
+      'Indexing: extract 30% · about 40 s left',
     )
     expect(state({ phase: 'processing', stage: 'extract', progress: 0.3 })).toBe(
       'Indexing: extract 30%',
+    )
+    // Taken by a worker that has not begun its first stage yet.
+    expect(state({ phase: 'processing', stage: 'queued', progress: 0 })).toBe(
+      'Indexing: starting 0%',
     )
   })
 })
