@@ -288,3 +288,23 @@ def test_ctrl_c_stops_workers_and_watcher(venv: Path, tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_killed_outright_its_children_stop_too(venv: Path, tmp_path: Path) -> None:
+    """SIGKILL gives `quire up` no chance to stop its children: they see it gone and stop."""
+    watched = tmp_path / "papers"
+    watched.mkdir()
+    proc, _url, log = _start_up(venv, tmp_path, "--workers", "1", QUIRE_WATCH_DIRS=str(watched))
+    family: list[psutil.Process] = []
+    try:
+        family = [*_children(proc, "worker", 1), *_children(proc, "watch", 1)]
+        proc.kill()
+        proc.wait(timeout=10)
+        _gone, alive = psutil.wait_procs(family, timeout=20)
+        assert not alive, f"left running: {[p.cmdline() for p in alive]}"
+        assert log.read_text(errors="replace").count(f"quire up (pid {proc.pid}) is gone") == 2
+    finally:
+        proc.kill()
+        for p in family:
+            if p.is_running():
+                p.kill()

@@ -28,6 +28,7 @@ from quire.api.webapp import WebAppMissing, find_web_app, serve_web_app
 from quire.app import create_app
 from quire.cli.common import console, default_workers, error, settings, stop_processes
 from quire.cli.serve import migrate_and_check_bind
+from quire.parent import child_env
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class Child:
     given_up: bool = False
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "quire", *self.args])
+        self.proc = subprocess.Popen([sys.executable, "-m", "quire", *self.args], env=child_env())
 
     def check(self) -> None:
         """Start the child again if it exited; give up after ``MAX_CRASHES`` quick exits."""

@@ -12,6 +12,7 @@ from types import FrameType
 import click
 
 from quire.cli.common import console, error, settings
+from quire.parent import stop_with_parent
 from quire.sources.folder import FolderMissing, FolderSync, SyncReport
 from quire.sources.watch import watch_folders
 from quire.storage.migrate import open_database
@@ -65,6 +66,7 @@ def watch(dirs: tuple[Path, ...], once: bool) -> None:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, _handle)
+        stop_with_parent(stop.set)
         threads = watch_folders(db, config, roots, stop)
         console.print("watching " + ", ".join(str(r) for r in roots) + " (Ctrl-C to stop)")
         while not stop.wait(1.0):

@@ -23,6 +23,7 @@ from quire.embed import make_embedder
 from quire.embed.base import Embedder
 from quire.errors import EmbedderUnavailable, NotFound, QuireError, StoreUnavailable
 from quire.ingest.pipeline import JobContext, run_ingest, run_reembed
+from quire.parent import stop_with_parent
 from quire.storage import documents, jobs, term_postings, vectors
 from quire.storage.db import Database, unreachable
 from quire.storage.migrate import open_database
@@ -233,6 +234,7 @@ def run_worker(settings: Settings, *, drain: bool = False) -> int:
     previous: dict[signal.Signals, Any] = {}
     for sig in (signal.SIGTERM, signal.SIGINT):
         previous[sig] = signal.signal(sig, _handle)
+    stop_with_parent(worker.stop)
     try:
         return worker.run(drain=drain)
     finally:
