@@ -417,11 +417,11 @@ def _long_conversation(turns: int) -> dict[str, Any]:
 def test_a_conversation_of_10000_turns_in_bounded_time(
     tmp_path: Path, settings: Settings, db: Database
 ) -> None:
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU time: a busy machine does not slow it
     summary = import_export(
         db, settings, CountingEmbedder(), _export(tmp_path, [_long_conversation(10_000)]), "chatgpt"
     )
-    elapsed = time.monotonic() - t0
+    elapsed = time.process_time() - t0
     assert (summary.conversations, summary.turns) == (1, 10_000)
     assert elapsed < 60, elapsed
     with db.read() as conn:

@@ -197,9 +197,9 @@ def test_the_embedder_reads_a_run_of_rows_with_its_headers_once() -> None:
 
 # -- bad input --------------------------------------------------------------------------------
 def test_a_page_of_5000_cells_is_read_as_rows_in_bounded_time(tmp_path: Path) -> None:
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a busy machine does not slow it
     layer = read_text_layer(cells_pdf(tmp_path / "cells.pdf"), max_pages=10, min_words=10)
-    took = time.perf_counter() - t0
+    took = time.process_time() - t0
     rows = rows_of(layer.pages[0].text)
     assert len(rows) == 199
     assert rows[0].startswith("H0: 1.0 · H1: 1.1 · H2: 1.2")
