@@ -202,6 +202,20 @@ def test_a_paragraph_set_one_line_apart_reads_as_sentences() -> None:
     units = [u for _, u in split_sentences(text)]
     assert "The default value is 16 for\n\nRV32I or RV64I, and 4 for RV32E." in units
     assert "Merge Policy" in units and "The linker checks." in units
+    # A long heading in sentence case ends in a lower-case word too; the capitalised word
+    # after it starts a sentence. A line that stops at "by" or a comma still runs on.
+    heading = (
+        "Retour sur les revues de rang « 1 » où les chercheurs français placent quelques articles"
+        "\n\nDe notre étude, il ressort que 6 revues sur 57 accueillent un Français."
+    )
+    assert len([u for _, u in split_sentences(heading)]) == 2
+    for runs_on in (
+        "The treaty that ended the long war between the two kingdoms was finally signed by"
+        "\n\nAlan Turing and his colleagues.",
+        "The treaty that ended the long war between the two kingdoms was finally signed,"
+        "\n\nAs the chronicle says, in spring.",
+    ):
+        assert len(split_sentences(runs_on)) == 1, runs_on
 
 
 def test_what_a_question_asks_for() -> None:
@@ -357,3 +371,14 @@ def test_a_limit_is_answered_by_a_sentence_that_states_one() -> None:
     # Counts in words in those languages are numbers too ("les quinze revues").
     assert Asks.of("Combien de revues les auteurs citent-ils ?").gives("les quinze revues") == 1.0
     assert Asks.of("How many are due?").gives("It is due per cent of the time.") == 0.0
+
+
+def test_a_time_is_answered_by_a_sentence_that_states_one() -> None:
+    asks = Asks.of("How quickly does the framework start most tasks after their scheduled time?")
+    assert asks.kind == "number"
+    assert asks.gives("95% of tasks begin execution within five seconds.") == 1.0
+    assert asks.gives("It handles 10,000 async tasks.") == 0.5
+    assert asks.gives("It starts tasks on time.") == 0.0
+    assert Asks.of("How long does a full sync take?").gives("It took 2 ms.") == 1.0
+    # "How long" of a thing is a length, not a time.
+    assert Asks.of("How long is the bridge?").gives("It is 1,280 metres long.") == 1.0

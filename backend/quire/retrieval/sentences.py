@@ -81,12 +81,19 @@ def _runs_on(passage: str, start: int, end: int) -> bool:
     line = passage[passage.rfind("\n", 0, start) + 1 : start].rstrip()
     after = passage[end : end + 1]
     last = line.rsplit(None, 1)[-1] if line else ""
-    return (
+    if not (
         len(line) >= FULL_LINE
         and (last[-1:] in ",;" or (last[-1:].isalnum() and not last[:1].isupper()))
         and not ROWISH.search(line)
         and (after.isalnum() or after in "(\"'“")
-    )
+    ):
+        return False
+    # A capitalised word after the blank line starts a sentence, unless the line before
+    # stops where no sentence can (a comma, "for", "de"): a heading in sentence case
+    # ("Retour sur les revues … quelques articles") ends in a lower-case word too.
+    word = passage[end : end + 3].lstrip("\"'“‘(")
+    starts = len(word) >= 2 and word[0].isupper() and word[1].islower()
+    return not starts or last[-1:] in ",;" or len(last) <= 3
 
 
 def _add(out: list[tuple[int, str]], passage: str, start: int, end: int) -> None:

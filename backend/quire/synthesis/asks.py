@@ -39,9 +39,22 @@ _STATES_LIMIT = re.compile(
     r"|[<>≤≥⩽⩾]\s*\d",  # a formula's bound: "‖o‖ > 24576"
     re.I,
 )
+# A number asked as a time: "how quickly does it start", "how long does a sync take".
+_DURATION = re.compile(
+    r"\bhow (quickly|soon)\b|\bwithin how\b|\bhow long (does|did|do|will|would|can|should|"
+    r"after|before|until)\b|\bhow long\b[^?]*\b(take|last|wait|run)s?\b",
+    re.I,
+)
+# How a text states a time: a number with its unit ("within five seconds", "2 ms", "90 days").
+_STATES_DURATION = re.compile(
+    r"(\d|\b(a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|sixty|ninety|hundred|few|several))\s*-?\s*(ns|µs|us|ms|milliseconds?|seconds?|"
+    r"secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?)\b",
+    re.I,
+)
 _ASKS_NUMBER = re.compile(
     r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall|"
-    r"clustered|steep|heavy)|"
+    r"clustered|steep|heavy|quickly|soon|frequently|long after|soon after)|"
     r"what (value|number|percentage|share|size|length|rate|threshold|amount|total|"
     r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code|slope|"
     r"block number|weight|speed|capacity|count|age)|"
@@ -140,8 +153,8 @@ _TOKEN = re.compile(r"\d[\d,.]*\d|\w+", re.UNICODE)
 # A section number (2.4., 3.1.2): says where, not what.
 _SECTION = re.compile(r"^\d+(\.\d+)+\.?$")
 _ALTERNATIVES = re.compile(r"\b(\w+)\s+or\s+(\w+)\b", re.I)
-#: What a number gives a question asking for a limit when its sentence states none.
-LIMIT_UNSTATED = 0.5
+#: What a number gives a question asking for a bound or a time when its sentence states none.
+UNSTATED = 0.5
 #: New content words for a sentence to count as fully new (novelty 1).
 NEW_WORDS = 2
 #: Words sharing this long a prefix are the same word ("refunded", "refundable").
@@ -179,7 +192,11 @@ class Asks:
     names: set[str] = field(default_factory=set)
     alternatives: list[tuple[str, str]] = field(default_factory=list)
     unspaced: bool = False
-    limit: bool = False  # a number asked as a bound: "the largest … is allowed to be"
+    #: How a text states the number asked when it must be said a certain way: as a bound
+    #: ("the largest … is allowed to be": "no more than 500 square feet") or as a time ("how
+    #: quickly": "within five seconds"); another number is likelier a count, a date or a
+    #: section of a code.
+    stated: re.Pattern[str] | None = None
 
     @classmethod
     def of(cls, question: str) -> Asks:
@@ -201,7 +218,13 @@ class Asks:
                 if not is_stopword(a.lower()) and not is_stopword(b.lower())
             ],
             unspaced=has_unspaced(question),
-            limit=kind == "number" and bool(_LIMIT.search(question)),
+            stated=None
+            if kind != "number"
+            else _STATES_LIMIT
+            if _LIMIT.search(question)
+            else _STATES_DURATION
+            if _DURATION.search(question)
+            else None,
         )
 
     def new_words(self, text: str) -> list[str]:
@@ -233,9 +256,7 @@ class Asks:
                 return 1.0 if _DIGIT.search(text) else 0.0
             if not _numbers(text) - self.said:
                 return 0.0
-            # A limit is stated as one ("no more than 500 square feet"); another number in
-            # the passage is likelier a count, a date or a section of a code.
-            return 1.0 if not self.limit or _STATES_LIMIT.search(text) else LIMIT_UNSTATED
+            return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
         if self.kind == "date":
             # The question's own year ("the calendar for 2017") is not the date it asks for;
             # a whole date in that year is ("2021-05-03" for "invoice FV 1/2021").
