@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
 
 from quire.retrieval.hits import Hit
 from quire.retrieval.sentences import split_sentences
@@ -273,6 +276,41 @@ def test_search_order_puts_the_passage_whose_sentence_answers_first() -> None:
     )
     assert [h.chunk_id for h in ordered] == [3, 1, 2, 4]
     assert extractive.by_best_sentence("gas", [], None) == []
+
+
+class _TopicEmbedder:
+    """Vectors by one word: a text with "methodology" (and the question) points one way,
+    every other text the other, so a test knows each sentence's cosine to the question."""
+
+    name = "test:topic"
+    dim = 2
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array(
+            [
+                [1.0, 0.0] if i == 0 or "methodology" in t.lower() else [0.0, 1.0]
+                for i, t in enumerate(texts)
+            ],
+            dtype=np.float32,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_page_cut_in_two_passages_is_judged_as_one() -> None:
+    """The page's heading matches the question in meaning; the sentence that answers is in
+    the page's second passage. That passage is judged by its own best sentence and the page's
+    best cosine, so it leads; the heading's passage keeps its own place."""
+    other = _hit("Journals by publisher: the count was 57 titles in all.", 1, page=6)
+    heading = _hit("Methodology of our study of the authors of the journals.", 2, page=5)
+    answer = _hit("For example, the fifteen Elsevier journals ranked 1 are close.", 3, page=5)
+    ordered = extractive.by_best_sentence(
+        "How many Elsevier journals ranked 1 do the authors cite?",
+        [other, heading, answer],
+        _TopicEmbedder(),  # type: ignore[arg-type]
+    )
+    assert [h.chunk_id for h in ordered] == [3, 2, 1]
 
 
 def test_a_bibliography_entry_does_not_answer_what_it_names() -> None:

@@ -389,9 +389,26 @@ def by_best_sentence(
     for s in score_sentences(question, head, embedder, max_passages=len(head), pages=pages):
         score, cosine = best.get(s.hit_index, (0.0, 0.0))
         best[s.hit_index] = (max(score, s.score), max(cosine, s.cosine))
-    order = sorted(
-        range(len(head)), key=lambda i: -(sum(best.get(i, (0.0, 0.0))) + ORDER_PRIOR / (1 + i))
-    )
+    # A page cut into two passages: the one with its best sentence is judged by the best
+    # cosine of either.
+    lead: dict[tuple[int, int], int] = {}
+    for i, h in enumerate(head):
+        j = lead.setdefault((h.document_id, h.page), i)
+        if best.get(i, (0.0, 0.0))[0] > best.get(j, (0.0, 0.0))[0]:
+            lead[(h.document_id, h.page)] = i
+    page_cos: dict[tuple[int, int], float] = {}
+    for i, h in enumerate(head):
+        key = (h.document_id, h.page)
+        page_cos[key] = max(page_cos.get(key, 0.0), best.get(i, (0.0, 0.0))[1])
+
+    def total(i: int) -> float:
+        h = head[i]
+        score, cosine = best.get(i, (0.0, 0.0))
+        if lead[(h.document_id, h.page)] == i:
+            cosine = page_cos[(h.document_id, h.page)]
+        return score + cosine + ORDER_PRIOR / (1 + i)
+
+    order = sorted(range(len(head)), key=lambda i: -total(i))
     return [head[i] for i in order] + list(hits[top:])
 
 
