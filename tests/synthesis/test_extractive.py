@@ -411,6 +411,21 @@ def test_a_limit_is_answered_by_a_sentence_that_states_one() -> None:
     assert Asks.of("How many are due?").gives("It is due per cent of the time.") == 0.0
 
 
+def test_a_power_is_the_number_its_text_layer_flattens() -> None:
+    """A PDF sets 10^15's exponent as a superscript, which extraction flattens into "1015":
+    the question's power is that number (and its base and exponent are none of their own)."""
+    from quire.text.numbers import figures
+
+    assert figures("equal to 10^15 wei") == {"1015"}
+    assert figures("10¹⁸ wei, 2**8 values and 3 more") == {"1018", "28", "3"}
+    asks = Asks.of("What is the Ether denomination equal to 10^15 wei called?")
+    assert asks.kind == "name" and asks.numbers == {"1015"}
+    row = _hit("One Ether is 1018 Wei.\nMultiplier: 1015 · Name: Finney", 1, page=3)
+    chosen = extractive.select(asks.question, [row], None)
+    assert any("Finney" in c.text for c in chosen)
+    assert Asks.of("What is the ship called by the crew in the story?").kind == "other"
+
+
 def test_a_time_is_answered_by_a_sentence_that_states_one() -> None:
     asks = Asks.of("How quickly does the framework start most tasks after their scheduled time?")
     assert asks.kind == "number"

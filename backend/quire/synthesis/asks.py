@@ -92,7 +92,7 @@ _ASKS_NAME = re.compile(
     r"\b(which|what) (\w+ )?(author|person|title|book|paper|city|country|town|place|company|"
     r"organi[sz]ation|ship|vessel|schooner|name|register|function|file|tag|image|tool|"
     r"command|model|algorithm|hash|language|denomination|opcode|instruction|abi|format|"
-    r"library|label|version|term|word)s?\b|what (is|was) (it|the \w+) called\b"
+    r"library|label|version|term|word)s?\b|what (is|was|are|were)\b[^?]*\b(called|named)\W*$"
     r"|誰|だれ|名前|谁|誰人|何人|どこ|哪裡|哪里"
     r"|^\W*(¿\s*)?((à|de|par|pour|a|por|para|con|von|mit|у|с|к) )?"
     r"(qui|où|qui[eé]n(es)?|d[oó]nde|quem|onde|chi|dove|wer|wem|wo|кто|кого|где)\b"

@@ -43,10 +43,21 @@ _LEADING_ZEROS = re.compile(r"^0+(?=\d)")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
+# A power: "10^15", "10**15", "10¹⁵". A PDF's text layer sets the exponent as a superscript
+# that extraction flattens into the line: the page says "1015".
+_POWER = re.compile(r"(?<![\w.])(\d+)\s*(?:\^|\*\*)\s*(\d+)(?![\w])|(\d+)([⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
 def figures(text: str) -> set[str]:
     """The numbers ``text`` writes in figures, normalised: "1,200" and "1200" are one, "3,5"
-    is 3.5, "007" is 7."""
-    out = set()
+    is 3.5, "007" is 7; a power also as its text layer flattens it ("10^15": "1015")."""
+    out = {
+        (m[1] + m[2]) if m[1] else (m[3] + m[4].translate(_SUPERSCRIPTS))
+        for m in _POWER.finditer(text)
+    }
+    if out:  # its base and exponent are no numbers of their own
+        text = _POWER.sub(" ", text)
     for raw in _FIGURE.findall(text):
         if _THOUSANDS.fullmatch(raw):
             raw = raw.replace(",", "")
