@@ -395,6 +395,10 @@ def test_a_question_in_another_language_asks_for_what_it_asks_in_english() -> No
     assert Asks.of("Que fait la commission qui contrôle les écoutes ?").kind == "other"
     assert Asks.of("When did he leave?").gives("He may leave later.") == 0.0
     # A whole date in the question's year is a date.
+    # A date's figures are no total: "what total is due" is not answered by the due date.
+    total = Asks.of("What total is due on invoice FV 1/2021?")
+    assert total.kind == "number" and total.gives("Termin płatności: 2021-05-03") == 0.0
+    assert total.gives("Wartość brutto: 148,83") == 1.0
     due = Asks.of("By what date does invoice FV 1/2021 have to be paid?")
     assert due.gives("Termin płatności: 2021-05-03") == 1.0
     assert due.gives("Faktura nr FV 1/2021") == 0.0

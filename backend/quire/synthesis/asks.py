@@ -254,7 +254,8 @@ class Asks:
         if self.kind == "number":
             if self.unspaced or has_unspaced(text):
                 return 1.0 if _DIGIT.search(text) else 0.0
-            if not _numbers(text) - self.said:
+            # A date's figures are no answer to "how many" or "what total".
+            if not _numbers(_FULL_DATE.sub(" ", text)) - self.said:
                 return 0.0
             return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
         if self.kind == "date":
