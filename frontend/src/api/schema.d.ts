@@ -1979,6 +1979,11 @@ export interface components {
             /** Sources */
             sources: components["schemas"]["Source"][];
         };
+        /**
+         * SourcesEventOut
+         * @description An event of the stream: an ``outcome`` (one address done), or the closing ``done``.
+         */
+        SourcesEventOut: components["schemas"]["SourceOutcomeOut"] | components["schemas"]["SourcesDoneOut"];
         /** SourcesOut */
         SourcesOut: {
             /**

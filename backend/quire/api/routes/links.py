@@ -10,7 +10,7 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from fastapi.sse import ServerSentEvent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from quire.api.deps import DbDep, SettingsDep
 from quire.api.schemas import (
@@ -116,12 +116,16 @@ class SourcesDoneOut(BaseModel):
     counts: dict[str, int] = Field(description="Outcomes by status.")
 
 
+class SourcesEventOut(RootModel[SourceOutcomeOut | SourcesDoneOut]):
+    """An event of the stream: an ``outcome`` (one address done), or the closing ``done``."""
+
+
 @router.post(
     "/{document_id}/sources/add",
     response_class=EventStream,
     responses={
         200: {
-            "model": SourcesDoneOut,
+            "model": SourcesEventOut,
             "description": "`outcome` events (one per address, as each is done), then `done`.",
         },
         **stream_error_responses({404: "No such document", 422: "It cites no web pages"}),
