@@ -602,9 +602,18 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     answers = pg.locator("article.message.assistant")
     expect(answers).to_have_count(2)
     fits()
-    # One notice for the whole answer, no backend error in it.
+    # One notice for the whole answer, linking to the setting, no backend error in it, nor in
+    # its Markdown export.
     first = answers.nth(0)
     assert "unreachable" not in first.inner_text() and "ollama" not in first.inner_text().lower()
+    expect(first.locator('a[href="/settings#s-answer"]')).to_have_count(1)
+    assert first.inner_text().count("Extractive answer") == 1
+    conversation = pg.url.rsplit("/", 1)[-1]
+    turns = httpx.get(f"{stack.web}/api/conversations/{conversation}", timeout=10).json()
+    answer_id = next(m["id"] for m in turns["messages"] if m["role"] == "assistant")
+    exported = httpx.get(f"{stack.web}/api/messages/{answer_id}/export", timeout=10).text
+    assert exported.count("/settings#s-answer") == 1, exported
+    assert "unreachable" not in exported and "ollama" not in exported.lower(), exported
     # The first answer's citation opens its own source (the DMCA summary), not the latest's.
     first.locator("a.cite").first.click()
     expect(pg).to_have_url(re.compile(rf"/library/{pdf_id}/pages/\d+"))
