@@ -156,4 +156,6 @@ def test_bad_pulls_and_uses_are_said_plainly(library: Settings, fake: FakeOllama
     with make_client(library, fake.url, llm_backends="none") as client:
         off = client.put("/api/models/use", json={"name": "qwen2.5:3b"})
         assert off.status_code == 409 and "QUIRE_LLM_BACKENDS=none" in off.text
+        off = client.post("/api/models/pull", json={"name": "qwen2.5:3b"})
+        assert off.status_code == 409 and "QUIRE_LLM_BACKENDS=none" in off.text
         assert client.get("/api/models").json()["llm_enabled"] is False

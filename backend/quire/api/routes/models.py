@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from quire.api.deps import AdminOnly, RuntimeDep, SettingsDep
 from quire.api.schemas import error_responses, stream_error_responses
 from quire.api.sse import EventStream
-from quire.errors import QuireError
+from quire.errors import Conflict, QuireError
 from quire.llm.base import backend_label
 from quire.llm.choice import clear_choice, read_choice
 from quire.llm.discover import INSTALL_OLLAMA, Server, choose, find_servers, pull_target
@@ -154,7 +154,12 @@ async def list_models(runtime: RuntimeDep, settings: SettingsDep) -> ModelsOut:
     responses={
         200: {"model": PullProgress, "description": "`progress` events, then `done` or `error`."},
         **stream_error_responses(
-            {400: "Not a model name", 403: "Not an admin", 503: "No Ollama is running"}
+            {
+                400: "Not a model name",
+                403: "Not an admin",
+                409: "The LLM is switched off (QUIRE_LLM_BACKENDS=none)",
+                503: "No Ollama is running",
+            }
         ),
     },
 )
@@ -162,6 +167,10 @@ async def pull_model(body: PullIn, runtime: RuntimeDep, settings: SettingsDep) -
     """Pull a model into Ollama: `progress` events (bytes over the layers seen), then `done`,
     or `error` (an unknown name, the server gone mid-pull) with the error shape."""
     name = check_name(body.name)
+    if not settings.llm_backend_names:
+        raise Conflict(
+            "the LLM is switched off here (QUIRE_LLM_BACKENDS=none): nothing would use it"
+        )
     server = await pull_target(settings, body.url)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
