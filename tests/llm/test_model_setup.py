@@ -110,6 +110,9 @@ def test_an_installed_model_that_fits_is_preferred_the_largest_of_them() -> None
     assert recommend(4 * GB, installed[2:]).name == "qwen2.5:1.5b"  # nothing fits: a download
     unknown = recommend(None)
     assert unknown.name == "llama3.2:3b" and "could not be read" in unknown.reason
+    remote = recommend(16 * GB, (), "http://gpu-box:11434")
+    assert "the model runs on gpu-box: choose by its memory" in remote.reason
+    assert "runs on" not in recommend(16 * GB, (), "http://127.0.0.1:11434").reason
 
 
 def test_parameters_from_the_details_the_name_or_the_size() -> None:

@@ -48,7 +48,7 @@ def list_command(as_json: bool) -> None:
     settings = load_settings(logs=False)
     servers = asyncio.run(find_servers(settings))
     found = next((s for s in servers if s.ok), None)
-    pick = recommend(memory_bytes(), found.models if found else ())
+    pick = recommend(memory_bytes(), found.models if found else (), found.url if found else None)
     chosen = read_choice(settings.data_dir)
     if as_json:
         console.print_json(

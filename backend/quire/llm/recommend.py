@@ -18,12 +18,14 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from quire.llm.discover import ChatModel
 
 log = logging.getLogger(__name__)
 
 GB = 1 << 30
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 #: Assumed when the memory cannot be read.
 UNKNOWN_MEMORY = 8 * GB
 #: Bytes on disk per parameter of a Q4_K_M model, to guess the parameters of a model that does
@@ -113,13 +115,19 @@ def parameters(model: ChatModel) -> float | None:
     return None
 
 
-def recommend(memory: int | None, installed: Sequence[ChatModel] = ()) -> Recommendation:
+def recommend(
+    memory: int | None, installed: Sequence[ChatModel] = (), server_url: str | None = None
+) -> Recommendation:
     """The model for a machine with ``memory`` bytes (None: unknown, 8 GB assumed), preferring
-    the largest installed model that fits."""
+    the largest installed model that fits. With the server on another machine (``server_url``)
+    the reason says whose memory it is: Quire cannot read that machine's."""
     known = memory is not None
     memory = memory if memory is not None else UNKNOWN_MEMORY
     tier = tier_for(memory)
     gb = f"{memory / GB:.0f} GB of memory" if known else "memory that could not be read"
+    host = urlsplit(server_url).hostname if server_url else None
+    if host and host not in LOCAL_HOSTS:
+        gb += f" (Quire's own; the model runs on {host}: choose by its memory)"
     fitting = [
         (p, m) for m in installed if (p := parameters(m)) is not None and p <= tier.max_params
     ]

@@ -127,7 +127,7 @@ async def list_models(runtime: RuntimeDep, settings: SettingsDep) -> ModelsOut:
     runtime.sync_llm()
     servers = await find_servers(settings)
     found = next((s for s in servers if s.ok), None)
-    pick = recommend(memory_bytes(), found.models if found else ())
+    pick = recommend(memory_bytes(), found.models if found else (), found.url if found else None)
     in_use = _in_use(runtime)
     choice = read_choice(settings.data_dir)
     reranker_dir = resolve_model_dir(settings)
