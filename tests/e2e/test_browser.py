@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Browser, FloatRect, Page, expect
 
 from tests.conftest import DOCS
-from tests.e2e.browser_helpers import ARTIFACTS, built_spa
+from tests.e2e.browser_helpers import ARTIFACTS, built_spa, phone_page
 from tests.e2e.stack import Stack, run_stack
 
 pytestmark = pytest.mark.slow
@@ -538,17 +538,7 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     document picker is searched; Sync without a login and Delete stand apart."""
     pdf_id = upload_ready(stack, PDF)
     upload_ready(stack, EPUB)
-    ctx = browser.new_context(
-        base_url=stack.web,
-        viewport={"width": 390, "height": 844},
-        is_mobile=True,
-        has_touch=True,
-        locale="en-US",
-    )
-    ctx.set_default_timeout(20_000)
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg, errors = phone_page(browser, stack.web)
 
     def fits() -> None:
         assert pg.evaluate("document.documentElement.scrollWidth") <= 392, pg.url
@@ -658,5 +648,5 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     expect(pg.get_by_role("button", name="Re-ingest")).to_be_visible()
     expect(zone.get_by_role("button", name="Re-ingest")).to_have_count(0)
     fits()
-    ctx.close()
+    pg.context.close()
     assert not errors, errors

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser_helpers import ARTIFACTS, built_spa
+from tests.e2e.browser_helpers import ARTIFACTS, built_spa, phone_page
 from tests.e2e.helpers import wait_until
 from tests.e2e.stack import Stack, run_stack
 from tests.fakes.ollama import FakeOllama
@@ -122,17 +122,7 @@ def use_and_answer(pg: Page, name: str) -> None:
 def test_no_model_then_pull_and_use_on_a_phone(
     browser: Browser, stack: Stack, server: FakeOllama
 ) -> None:
-    ctx = browser.new_context(
-        base_url=stack.web,
-        viewport={"width": 390, "height": 844},
-        is_mobile=True,
-        has_touch=True,
-        locale="en-US",
-    )
-    ctx.set_default_timeout(20_000)
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg, errors = phone_page(browser, stack.web)
 
     def fits() -> None:
         assert pg.evaluate("document.documentElement.scrollWidth") <= 392, pg.url
@@ -174,7 +164,7 @@ def test_no_model_then_pull_and_use_on_a_phone(
     pg.screenshot(path=str(ARTIFACTS / "models-pulled-phone.png"), full_page=True)
     use_and_answer(pg, name)
     fits()
-    ctx.close()
+    pg.context.close()
     assert not errors, errors
 
 
