@@ -12,15 +12,18 @@
     │   └── FetchRefused                a link to an address Quire does not fetch (SSRF)
     ├── FetchFailed                502  a link could not be fetched (no answer, HTTP error)
     ├── NotFound                   404
+    │   └── ModelNotInLibrary           Ollama's library has no model by that name (a pull)
     ├── Conflict                   409
     ├── ResourceLimit              422  a per-document limit (time, pages, unpacked size) was hit
     └── ServiceUnavailable         503  a dependency is down
         ├── EmbedderUnavailable         the embedding model cannot be loaded or reached
         │   └── ModelNotPulled          an Ollama model is missing: run `ollama pull X`
         ├── OcrUnavailable              tesseract or poppler is not installed
-        └── LLMUnavailable              no LLM answered (down, timeout, HTTP error) before output
-            ├── LLMModelNotPulled       the configured chat model is missing: `ollama pull X`
-            └── LLMInterrupted          the LLM's stream broke after output had started
+        ├── LLMUnavailable              no LLM answered (down, timeout, HTTP error) before output
+        │   ├── LLMModelNotPulled       the configured chat model is missing: `ollama pull X`
+        │   └── LLMInterrupted          the LLM's stream broke after output had started
+        ├── OllamaNotRunning            no Ollama answers where Quire looked (to pull a model)
+        └── PullFailed                  Ollama refused a pull, or stopped answering during it
 
 Transient errors (``retryable = True``) are retried by the worker; the others fail the job.
 Every error reaches a client as one :class:`ErrorBody`: inside the HTTP envelope
@@ -170,6 +173,27 @@ class LLMUnavailable(ServiceUnavailable):
 
 class LLMModelNotPulled(LLMUnavailable):
     code = "llm_model_not_pulled"
+    retryable = False
+
+
+class ModelNotInLibrary(NotFound):
+    """Ollama's library has no model by that name (``pull model manifest: file does not
+    exist``)."""
+
+    code = "model_not_in_library"
+
+
+class OllamaNotRunning(ServiceUnavailable):
+    """No Ollama answers where Quire looked for one."""
+
+    code = "ollama_not_running"
+    retryable = False
+
+
+class PullFailed(ServiceUnavailable):
+    """Ollama refused or broke off a pull: its own words, and what to do."""
+
+    code = "pull_failed"
     retryable = False
 
 

@@ -24,6 +24,8 @@ from quire.config import Settings
 from quire.embed import make_embedder
 from quire.embed.base import Embedder
 from quire.embed.cached import Remembering
+from quire.llm import choice
+from quire.llm.base import backend_label
 from quire.llm.router import LLMRouter, make_router
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.rerank import Reranker, load_reranker
@@ -53,6 +55,11 @@ class Runtime:
     owns_models: tuple[bool, bool] = field(default=(True, True), repr=False)
     #: Set once ``warm`` has run: the first question is as fast as the rest.
     warmed: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: The choice file the router was built from (llm/choice.py), and routers it replaced:
+    #: closed with the runtime, since an answer that started with one may still be using it.
+    llm_stamp: tuple[int, int] | None = field(default=None, repr=False)
+    retired: list[LLMRouter] = field(default_factory=list, repr=False)
+    _llm_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def open(
@@ -88,10 +95,33 @@ class Runtime:
             # Searches embed a question and the sentences they score more than once.
             remembering = Remembering(embedder)
             searcher = Searcher(db, settings, remembering, reranker, SentenceOrder(db, remembering))
+            llm_stamp = choice.stamp(settings.data_dir)
             router = make_router(settings) if llm else None
             engine = ChatEngine(db, settings, searcher, router)
             closing.pop_all()  # opened: the runtime closes them from now on
-        return cls(settings, db, embedder, reranker, searcher, router, engine, owns)
+        runtime = cls(settings, db, embedder, reranker, searcher, router, engine, owns)
+        runtime.llm_stamp = llm_stamp
+        return runtime
+
+    def sync_llm(self, *, force: bool = False) -> bool:
+        """Rebuild the LLM router when the model picked in Settings changed (the API, or
+        ``quire models use`` in another process, wrote ``<data_dir>/llm.json``), so that the
+        next answer is written by it without a restart. A stat per call; True when rebuilt."""
+        if self.router is None and not self.settings.llm_backend_names:
+            return False
+        now = choice.stamp(self.settings.data_dir)
+        if now == self.llm_stamp and not force:
+            return False
+        with self._llm_lock:
+            if now == self.llm_stamp and not force:
+                return False
+            router = make_router(self.settings)
+            if self.router is not None:
+                self.retired.append(self.router)
+            self.router = self.engine.router = router
+            self.llm_stamp = now
+        log.info("LLM: the model choice changed; answers now go to %s", _backends(router))
+        return True
 
     def warm(self) -> None:
         """Load what searches need before the first question comes: the dense mirror of the
@@ -126,8 +156,9 @@ class Runtime:
     async def aclose(self) -> None:
         """Close everything, the LLM router's connections first."""
         try:
-            if self.router is not None:
-                await self.router.aclose()
+            for router in [*self.retired, self.router]:
+                if router is not None:
+                    await router.aclose()
         finally:
             self.close()
 
@@ -140,7 +171,8 @@ class Runtime:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.router is not None:  # outside any event loop: give the router one to close in
+        if self.router is not None or self.retired:  # outside any event loop: give the
+            # routers one to close in
             asyncio.run(self.aclose())
         else:
             self.close()
@@ -155,3 +187,7 @@ class Runtime:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _backends(router: LLMRouter | None) -> str:
+    return ", ".join(backend_label(b) for b in router.backends) if router else "no model"

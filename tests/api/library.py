@@ -6,12 +6,13 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 
 from quire.config import Settings
 from tests.conftest import DOCS
-from tests.runtime import drain
+from tests.runtime import drain, make_app
 
 FILES = (DOCS / "epub" / "alice-epub3.epub", DOCS / "pdf" / "dmca-summary.pdf")
 
@@ -24,3 +25,15 @@ def load_library(client: TestClient, settings: Settings, paths: Sequence[Path] =
         )
         assert r.status_code == 202, r.text
     drain(settings)
+
+
+def make_client(library: Settings, ollama_url: str, **overrides: Any) -> TestClient:
+    """An app on ``library`` that answers with the Ollama at ``ollama_url`` (no retries)."""
+    values: dict[str, Any] = {"llm_backends": "ollama", "llm_retries": 0, **overrides}
+    settings = Settings(
+        data_dir=library.data_dir,
+        database_url=library.database_url,
+        ollama_url=ollama_url,
+        **values,
+    )
+    return TestClient(make_app(settings))

@@ -16,13 +16,12 @@ from fastapi.testclient import TestClient
 
 from quire.config import Settings
 from quire.llm.base import estimate_tokens
-from tests.api.library import FILES
+from tests.api.library import FILES, make_client
 from tests.api.sse import answer_text, chat_events, first
 from tests.fakes.chat import Reply
 from tests.fakes.ollama import FakeOllama, FakeOllamaModel, unused_url
 from tests.fakes.rag_model import RagModel, listed_facts, restate
 from tests.libraries import library_copy
-from tests.runtime import make_app
 
 pytestmark = pytest.mark.both_backends
 
@@ -48,17 +47,6 @@ def model(fake: FakeOllama) -> Iterator[RagModel]:
     fake.responder = rag
     yield rag
     fake.reset()
-
-
-def make_client(library: Settings, fake_url: str, **overrides: Any) -> TestClient:
-    values: dict[str, Any] = {"llm_backends": "ollama", "llm_retries": 0, **overrides}
-    settings = Settings(
-        data_dir=library.data_dir,
-        database_url=library.database_url,
-        ollama_url=fake_url,
-        **values,
-    )
-    return TestClient(make_app(settings))
 
 
 def ask(client: TestClient, **body: Any) -> list[tuple[str, Any]]:

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Browser, FloatRect, Page, expect
 
 from tests.conftest import DOCS
-from tests.e2e.browser_helpers import ARTIFACTS, built_spa
+from tests.e2e.browser_helpers import ARTIFACTS, built_spa, phone_page
 from tests.e2e.stack import Stack, run_stack
 
 pytestmark = pytest.mark.slow
@@ -538,17 +538,7 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     document picker is searched; Sync without a login and Delete stand apart."""
     pdf_id = upload_ready(stack, PDF)
     upload_ready(stack, EPUB)
-    ctx = browser.new_context(
-        base_url=stack.web,
-        viewport={"width": 390, "height": 844},
-        is_mobile=True,
-        has_touch=True,
-        locale="en-US",
-    )
-    ctx.set_default_timeout(20_000)
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg, errors = phone_page(browser, stack.web)
 
     def fits() -> None:
         assert pg.evaluate("document.documentElement.scrollWidth") <= 392, pg.url
@@ -602,9 +592,18 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     answers = pg.locator("article.message.assistant")
     expect(answers).to_have_count(2)
     fits()
-    # One notice for the whole answer, no backend error in it.
+    # One notice for the whole answer, linking to the setting, no backend error in it, nor in
+    # its Markdown export.
     first = answers.nth(0)
     assert "unreachable" not in first.inner_text() and "ollama" not in first.inner_text().lower()
+    expect(first.locator('a[href="/settings#s-answer"]')).to_have_count(1)
+    assert first.inner_text().count("Extractive answer") == 1
+    conversation = pg.url.rsplit("/", 1)[-1]
+    turns = httpx.get(f"{stack.web}/api/conversations/{conversation}", timeout=10).json()
+    answer_id = next(m["id"] for m in turns["messages"] if m["role"] == "assistant")
+    exported = httpx.get(f"{stack.web}/api/messages/{answer_id}/export", timeout=10).text
+    assert exported.count("/settings#s-answer") == 1, exported
+    assert "unreachable" not in exported and "ollama" not in exported.lower(), exported
     # The first answer's citation opens its own source (the DMCA summary), not the latest's.
     first.locator("a.cite").first.click()
     expect(pg).to_have_url(re.compile(rf"/library/{pdf_id}/pages/\d+"))
@@ -649,5 +648,5 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     expect(pg.get_by_role("button", name="Re-ingest")).to_be_visible()
     expect(zone.get_by_role("button", name="Re-ingest")).to_have_count(0)
     fits()
-    ctx.close()
+    pg.context.close()
     assert not errors, errors

@@ -7,10 +7,15 @@
         fake.requests_to("/api/embed")      # what the server received
         fake.responder = lambda messages, body: Reply("Hi.", token_delay_s=0.01)
         fake.cancelled_streams              # streams their client abandoned mid-way
+        fake.registry = {"qwen2.5:3b"}      # what /api/pull can fetch (None: any name)
+        fake.pull_steps, fake.pull_step_s = 8, 0.05
+        fake.pull_cut_after = 3             # the server goes away after 3 progress lines
 
 State lives on :class:`FakeOllama`; :func:`create_app` builds the ASGI app around it.
 Implemented: ``GET /api/tags``, ``GET /api/version``, ``POST /api/show``, ``POST /api/embed``,
-and (tests/fakes/chat.py) ``POST /api/chat``, ``POST /v1/chat/completions``, ``GET /v1/models``.
+``POST /api/pull`` (streamed NDJSON progress as Ollama sends it; the model is listed, and can
+chat, once it says ``success``), and (tests/fakes/chat.py) ``POST /api/chat``,
+``POST /v1/chat/completions``, ``GET /v1/models``.
 A chat model is a model like any other: one missing from ``/api/tags`` gets Ollama's 404 from
 the chat routes. A prompt longer than the request's ``num_ctx`` (Ollama's default 4,096 when
 none is sent) is cut as Ollama cuts it, silently, and counted in ``fake.truncated``, unless the
@@ -28,14 +33,14 @@ import socket
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tests.fakes.chat import (
@@ -63,6 +68,11 @@ class FakeOllamaModel:
     size: int = 274_302_450
     dim: int | None = None  # embedding size; None means the server's default
     context_length: int = 2048  # what /api/show's model_info advertises
+
+    @property
+    def embeds(self) -> bool:
+        """An embedding-only model, as /api/show's capabilities say."""
+        return self.dim is not None or self.family in ("nomic-bert", "bert")
 
     @classmethod
     def named(cls, name: str) -> FakeOllamaModel:
@@ -110,6 +120,7 @@ class FakeOllama:
         self.models: list[FakeOllamaModel] = [
             m if isinstance(m, FakeOllamaModel) else FakeOllamaModel.named(m) for m in models
         ]
+        self._started_with = list(self.models)  # what reset() goes back to
         self.dim = dim
         self.latency_s = latency_s
         self.normalize = normalize  # False: vectors of varied length, to test clients normalise
@@ -121,6 +132,12 @@ class FakeOllama:
         # More fields of each /v1/models entry, as other servers list them (vLLM's
         # {"max_model_len": 32768}); Ollama's own has none.
         self.v1_model_fields: dict[str, Any] = {}
+        # /api/pull: which names the "library" has (None: any), the progress lines of its
+        # weights, the time between them, and a cut after that many lines (server gone).
+        self.registry: set[str] | None = None
+        self.pull_steps = 8
+        self.pull_step_s = 0.05
+        self.pull_cut_after: int | None = None
         self._failures: deque[_Failure] = deque()
         self._lock = threading.Lock()
         self.app = create_app(self)
@@ -145,13 +162,17 @@ class FakeOllama:
             return [r for r in self.requests if r.path == path]
 
     def reset(self) -> None:
-        """Forget recorded requests, pending failures and stream counts; echo again."""
+        """Forget recorded requests, pending failures, stream counts and pulled models; echo
+        again."""
         with self._lock:
+            self.models = list(self._started_with)
             self.requests.clear()
             self._failures.clear()
             self.stream_outcomes.clear()
             self.truncated = 0
             self.v1_model_fields = {}
+            self.registry = None
+            self.pull_steps, self.pull_step_s, self.pull_cut_after = 8, 0.05, None
         self.responder = echo
 
     @property
@@ -164,6 +185,15 @@ class FakeOllama:
         """Resolve a model name as Ollama does (no tag means ``:latest``)."""
         wanted = _tagged(name)
         return next((m for m in self.models if m.name == wanted), None)
+
+    def add_model(self, name: str) -> FakeOllamaModel:
+        """Install ``name`` (what a successful pull does); the installed one if it is there."""
+        with self._lock:
+            found = self.find_model(name)
+            if found is None:
+                found = FakeOllamaModel.named(name)
+                self.models.append(found)
+            return found
 
     def vector(self, model: str, text: str) -> npt.NDArray[np.float32]:
         """The embedding this fake returns for ``text`` (deterministic, from a hash)."""
@@ -240,6 +270,53 @@ class FakeOllama:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+async def _model_named(request: Request) -> str | Response:
+    """The ``model`` (or older ``name``) of a request body, or Ollama's 400."""
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        return ollama_error(400, "invalid character in request body")
+    name = (body.get("model") or body.get("name")) if isinstance(body, dict) else None
+    if not name or not isinstance(name, str):
+        return ollama_error(400, "model is required")
+    return name
+
+
+async def _pull_lines(fake: FakeOllama, name: str) -> AsyncIterator[str]:
+    """Ollama's pull progress: the manifest, the weights in ``pull_steps`` lines, two small
+    layers, verification, success; or ``pull model manifest: file does not exist``."""
+
+    def line(**part: Any) -> str:
+        return json.dumps(part) + "\n"
+
+    yield line(status="pulling manifest")
+    await asyncio.sleep(fake.pull_step_s)
+    known = (
+        fake.registry is None
+        or name in fake.registry
+        or name.removesuffix(":latest") in (fake.registry)
+    )
+    if not known:
+        yield line(error="pull model manifest: file does not exist")
+        return
+    model = FakeOllamaModel.named(name)
+    weights = "sha256:" + hashlib.sha256(name.encode()).hexdigest()
+    total = model.size
+    for i in range(fake.pull_steps + 1):
+        if fake.pull_cut_after is not None and i == fake.pull_cut_after:
+            raise CutConnection("pull_cut_after")
+        done = total * i // fake.pull_steps
+        yield line(status=f"pulling {weights[7:19]}", digest=weights, total=total, completed=done)
+        await asyncio.sleep(fake.pull_step_s)
+    for small in ("template", "params"):
+        digest = "sha256:" + hashlib.sha256(f"{name}/{small}".encode()).hexdigest()
+        yield line(status=f"pulling {digest[7:19]}", digest=digest, total=96, completed=96)
+    yield line(status="verifying sha256 digest")
+    yield line(status="writing manifest")
+    fake.add_model(name)
+    yield line(status="success")
 
 
 def unused_url(host: str = "127.0.0.1") -> str:
@@ -339,13 +416,9 @@ def create_app(fake: FakeOllama) -> FastAPI:
 
     @app.post("/api/show")
     async def show(request: Request) -> Response:
-        try:
-            body = json.loads(await request.body())
-        except ValueError:
-            return ollama_error(400, "invalid character in request body")
-        name = (body.get("model") or body.get("name")) if isinstance(body, dict) else None
-        if not name or not isinstance(name, str):
-            return ollama_error(400, "model is required")
+        name = await _model_named(request)
+        if isinstance(name, Response):
+            return name
         found = fake.find_model(name)
         if found is None:
             return ollama_error(404, f"model '{name}' not found")
@@ -369,10 +442,18 @@ def create_app(fake: FakeOllama) -> FastAPI:
                     f"{arch}.context_length": found.context_length,
                     f"{arch}.embedding_length": found.dim or fake.dim,
                 },
-                "capabilities": ["embedding"] if found.dim else ["completion"],
+                "capabilities": ["embedding"] if found.embeds else ["completion"],
                 "modified_at": "2025-01-15T10:20:30.123456789Z",
             }
         )
+
+    @app.post("/api/pull")
+    async def pull(request: Request) -> Response:
+        name = await _model_named(request)
+        if isinstance(name, Response):
+            return name
+        lines = _pull_lines(fake, _tagged(name))
+        return StreamingResponse(lines, media_type="application/x-ndjson")
 
     @app.post("/api/embed")
     async def embed(request: Request) -> Response:

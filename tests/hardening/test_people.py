@@ -221,14 +221,6 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
             "user": {"id": bob.get("/api/me").json()["user"]["id"], "name": "bob", "admin": False},
         }
 
-    def perplexity(method: str, url: str) -> Callable[[], None]:
-        def check() -> None:
-            r = bob.request(method, url)
-            assert r.status_code == 403, r.text
-            assert_error_shape(r.json(), 403, "forbidden")
-
-        return check
-
     def mcp() -> None:
         async def main() -> None:
             async with over_http(f"{team.stack.api}/mcp", team.tokens["bob"]) as client:
@@ -242,6 +234,14 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
                 assert "zanzibarite" not in str(answer)
 
         run(main)
+
+    def admin_only(method: str, url: str, body: dict[str, str] | None = None) -> Callable[[], None]:
+        def check() -> None:
+            r = bob.request(method, url, json=body)
+            assert r.status_code == 403, r.text
+            assert_error_shape(r.json(), 403, "forbidden")
+
+        return check
 
     def static(url: str) -> Callable[[], None]:
         return lambda: no_secret(bob.get(url))
@@ -306,8 +306,13 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         ("GET", "/api/library/sources"): sources,
         ("GET", "/api/me"): me,
         ("GET", "/api/health"): static("/api/health"),
-        ("GET", "/api/perplexity/status"): perplexity("GET", "/api/perplexity/status"),
-        ("POST", "/api/perplexity/sync"): perplexity("POST", "/api/perplexity/sync"),
+        ("GET", "/api/perplexity/status"): admin_only("GET", "/api/perplexity/status"),
+        ("POST", "/api/perplexity/sync"): admin_only("POST", "/api/perplexity/sync"),
+        # Which model answers is the library's: only an admin pulls or chooses one.
+        ("GET", "/api/models"): static("/api/models"),
+        ("POST", "/api/models/pull"): admin_only("POST", "/api/models/pull", {"name": "x:1b"}),
+        ("PUT", "/api/models/use"): admin_only("PUT", "/api/models/use", {"name": "x:1b"}),
+        ("DELETE", "/api/models/use"): admin_only("DELETE", "/api/models/use"),
         ("GET", "/mcp"): mcp,
         # The API's own documentation: no library data in it.
         ("GET", "/api/docs"): static("/api/docs"),

@@ -197,7 +197,7 @@ def test_ask_maps_each_stage_to_rising_progress_and_closes_the_stream() -> None:
                   timings_ms={}),
     ]  # fmt: skip
     engine = _StubEngine(events)
-    runtime = SimpleNamespace(engine=engine)
+    runtime = SimpleNamespace(engine=engine, sync_llm=lambda: False)
     seen: list[tuple[float, str]] = []
 
     async def report(progress: float, message: str) -> None:
@@ -238,7 +238,7 @@ def test_an_error_event_fails_the_ask_and_a_cancelled_ask_closes_the_stream() ->
         await asyncio.sleep(0)
 
     async def ask(engine: _StubEngine) -> Any:
-        runtime = SimpleNamespace(engine=engine)
+        runtime = SimpleNamespace(engine=engine, sync_llm=lambda: False)
         return await answers.ask(runtime, ChatRequest(message="q"), HTTP, report)  # type: ignore[arg-type]
 
     with pytest.raises(answers.AnswerFailed, match="down") as failed:

@@ -38,6 +38,7 @@ def get_searcher(runtime: RuntimeDep) -> Searcher:
 
 
 def get_engine(runtime: RuntimeDep) -> ChatEngine:
+    runtime.sync_llm()  # a model picked since the last request answers this one
     return runtime.engine
 
 

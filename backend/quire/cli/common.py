@@ -68,11 +68,11 @@ def default_workers(config: Settings | None = None) -> int:
 
 
 def _memory_mb() -> int:
-    """The machine's memory in MB (POSIX; elsewhere a figure that does not bound anything)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
-    except (AttributeError, ValueError, OSError):
-        return 1 << 20
+    """The machine's memory in MB (unknown: a figure that does not bound anything)."""
+    from quire.llm.recommend import memory_bytes  # not at import: every command loads this
+
+    memory = memory_bytes()
+    return memory >> 20 if memory is not None else 1 << 20
 
 
 def run_jobs(settings: Settings, db: Database, pending: dict[int, str], *, workers: int = 1) -> int:

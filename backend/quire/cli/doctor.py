@@ -108,7 +108,8 @@ def doctor() -> None:
         rows = asyncio.run(status())
         if not any(r["ok"] for r in rows):
             raise RuntimeError(
-                "; ".join(f"{r['name']}: {r['error']}" for r in rows) + " — answers are extractive"
+                "; ".join(f"{r['name']}: {r['error']}" for r in rows) + " — answers are "
+                "extractive; `quire models list` finds a server and recommends a model"
             )
         return "; ".join(f"{r['name']} {'ok' if r['ok'] else r['error']}" for r in rows)
 

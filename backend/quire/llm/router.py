@@ -32,6 +32,7 @@ from typing import Any
 from quire.config import Settings
 from quire.errors import LLMInterrupted, LLMModelNotPulled, LLMUnavailable
 from quire.llm.base import ChatBackend, Message, ModelInfo, Purpose, backend_label
+from quire.llm.choice import routed
 from quire.llm.ollama import OllamaChat
 from quire.llm.openai import OpenAIChat
 
@@ -123,11 +124,15 @@ class LLMRouter:
             )
         return rows
 
-    async def missing_model(self) -> str | None:
-        """When no backend answers because its server lacks the model: that server's words,
-        which say the fix (``ollama pull …``); None when the servers are down or answer."""
+    async def missing_model(self) -> ChatBackend | None:
+        """When no backend answers because its server lacks the model: that backend (its
+        ``model`` is what to pull); None when the servers are down or answer."""
         rows = await self.status()
-        missing = [r["error"] for r in rows if r.get("code") == LLMModelNotPulled.code]
+        missing = [
+            b
+            for b, r in zip(self.backends, rows, strict=True)
+            if r.get("code") == LLMModelNotPulled.code
+        ]
         return missing[0] if missing else None
 
     def stream(
@@ -275,7 +280,9 @@ class LLMRouter:
 
 
 def make_router(settings: Settings) -> LLMRouter | None:
-    """The router of ``QUIRE_LLM_BACKENDS``; None when no backend is configured."""
+    """The router of ``QUIRE_LLM_BACKENDS``, with the model picked in Settings (llm/choice.py)
+    first; None when no backend is configured."""
+    settings = routed(settings)
     backends: list[ChatBackend] = []
     for kind in settings.llm_backend_names:
         if kind == "ollama":

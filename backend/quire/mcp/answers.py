@@ -62,6 +62,7 @@ async def ask(rt: Runtime, request: ChatRequest, links: Links, report: Report) -
     """Answer ``request``; InputError / NotFound before anything runs, AnswerFailed when the
     answer fails on the way. Cancelling the caller closes the engine's stream (and its LLM
     request) at once."""
+    rt.sync_llm()  # a model picked in Settings since the last question answers this one
     prepared = await asyncio.to_thread(rt.engine.prepare, request)
     progress = _Progress(report)
     done: DoneEvent | None = None

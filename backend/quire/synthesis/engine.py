@@ -154,8 +154,11 @@ class ChatEngine:
         available = await self.router.available()
         if not available:
             # The servers' errors are the log's, /api/llm's and `quire doctor`'s to show.
-            if missing := await self.router.missing_model():
-                return "extractive", None, f"the language model is not installed: {missing}"
+            if missing := await self.router.missing_model():  # the fix, not the server's words
+                name = missing.model.removesuffix(":latest")
+                fix = f"run `ollama pull {name}`, or " if missing.name == "ollama" else ""
+                why = f"the language model {name} is not installed: {fix}{SET_UP_A_MODEL}"
+                return "extractive", None, why
             return "extractive", None, f"no language model is reachable; {SET_UP_A_MODEL}"
         return "llm", backend_label(available[0]), None
 

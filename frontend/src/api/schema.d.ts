@@ -420,6 +420,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Language model servers and chat models
+         * @description Where Quire looked for a model server, the chat models of each that answered, the model
+         *     recommended for this machine's memory, and the one in use.
+         */
+        get: operations["list_models_api_models_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/pull": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pull Model
+         * @description Pull a model into Ollama: `progress` events (bytes over the layers seen), then `done`,
+         *     or `error` (an unknown name, the server gone mid-pull) with the error shape.
+         */
+        post: operations["pull_model_api_models_pull_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/use": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Use Model
+         * @description Answer with this model from the next question on (no restart); kept across restarts in
+         *     `<data_dir>/llm.json`. 404 when the server does not have it (pull it first).
+         */
+        put: operations["use_model_api_models_use_put"];
+        post?: never;
+        /**
+         * Forget Model
+         * @description Forget the model picked here: the configured one (QUIRE_OLLAMA_CHAT_MODEL …) answers.
+         */
+        delete: operations["forget_model_api_models_use_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -639,6 +706,43 @@ export interface components {
              * @default true
              */
             llm: boolean;
+        };
+        /** ChatModelOut */
+        ChatModelOut: {
+            /** Name */
+            name: string;
+            /**
+             * Size
+             * @description Bytes on disk.
+             */
+            size?: number | null;
+            /**
+             * Parameter Size
+             * @description e.g. "3.2B".
+             */
+            parameter_size?: string | null;
+            /** Family */
+            family?: string | null;
+            /** Quantization */
+            quantization?: string | null;
+            /**
+             * In Use
+             * @description The model that writes answers now.
+             * @default false
+             */
+            in_use: boolean;
+        };
+        /** ChoiceOut */
+        ChoiceOut: {
+            /**
+             * Backend
+             * @enum {string}
+             */
+            backend: "ollama" | "openai";
+            /** Url */
+            url: string;
+            /** Model */
+            model: string;
         };
         /**
          * CitationCheck
@@ -1441,6 +1545,35 @@ export interface components {
             created_at: string;
             feedback: components["schemas"]["FeedbackOut"] | null;
         };
+        /** ModelsOut */
+        ModelsOut: {
+            /**
+             * Servers
+             * @description Every place looked at, in order.
+             */
+            servers: components["schemas"]["ServerOut"][];
+            recommendation: components["schemas"]["RecommendationOut"];
+            /**
+             * In Use
+             * @description The model answers go to first ("ollama:llama3.2").
+             */
+            in_use: string | null;
+            /** @description The model picked in Settings, if any. */
+            choice: components["schemas"]["ChoiceOut"] | null;
+            /**
+             * Llm Enabled
+             * @description False: QUIRE_LLM_BACKENDS=none switches the LLM off.
+             */
+            llm_enabled: boolean;
+            /**
+             * Install
+             * @description How to install Ollama: linux, macos, windows.
+             */
+            install: {
+                [key: string]: string;
+            };
+            reranker: components["schemas"]["RerankerOut"];
+        };
         /** OAIMessage */
         OAIMessage: {
             /**
@@ -1585,6 +1718,61 @@ export interface components {
              */
             event: "plan";
         };
+        /** PullIn */
+        PullIn: {
+            /**
+             * Name
+             * @description e.g. "llama3.2:3b".
+             */
+            name: string;
+            /**
+             * Url
+             * @description The Ollama to pull into (default: found).
+             */
+            url?: string | null;
+        };
+        /** PullProgress */
+        PullProgress: {
+            /**
+             * Status
+             * @description Ollama's words: pulling manifest, pulling <digest> …
+             */
+            status: string;
+            /**
+             * Completed
+             * @description Bytes down, over the layers seen so far.
+             */
+            completed: number;
+            /**
+             * Total
+             * @description Bytes of the layers seen so far.
+             */
+            total: number;
+            /**
+             * Fraction
+             * @description completed / total, null before any size.
+             */
+            fraction: number | null;
+        };
+        /** RecommendationOut */
+        RecommendationOut: {
+            /** Name */
+            name: string;
+            /**
+             * Reason
+             * @description Why, in one line.
+             */
+            reason: string;
+            /** Installed */
+            installed: boolean;
+            /** Memory Bytes */
+            memory_bytes: number;
+            /**
+             * Download
+             * @description Its download size, if not installed.
+             */
+            download?: string | null;
+        };
         /**
          * RerankReport
          * @description What reranking did to one candidate list, as a search reports it.
@@ -1621,6 +1809,23 @@ export interface components {
              * @description The same, as one sentence.
              */
             summary: string;
+        };
+        /** RerankerOut */
+        RerankerOut: {
+            /** Installed */
+            installed: boolean;
+            /**
+             * Loaded
+             * @description Search uses it now (loaded when the API started).
+             */
+            loaded: boolean;
+            /** Path */
+            path: string;
+            /**
+             * Command
+             * @description The command that downloads it.
+             */
+            command: string;
         };
         /** RerankerStatus */
         RerankerStatus: {
@@ -1812,6 +2017,43 @@ export interface components {
             rerank: components["schemas"]["RerankReport"] | null;
             /** Hyde Used */
             hyde_used: boolean;
+        };
+        /** ServerOut */
+        ServerOut: {
+            /**
+             * Backend
+             * @enum {string}
+             */
+            backend: "ollama" | "openai";
+            /** Url */
+            url: string;
+            /**
+             * Ok
+             * @description A server answered there.
+             */
+            ok: boolean;
+            /**
+             * Error
+             * @description Why nothing usable is there.
+             */
+            error?: string | null;
+            /** Version */
+            version?: string | null;
+            /**
+             * Can Pull
+             * @description Models can be pulled into it (Ollama).
+             */
+            can_pull: boolean;
+            /**
+             * Models
+             * @description Its chat models.
+             */
+            models: components["schemas"]["ChatModelOut"][];
+            /**
+             * Embedding Only
+             * @description Models left out: they cannot chat.
+             */
+            embedding_only: string[];
         };
         /**
          * Source
@@ -2132,6 +2374,16 @@ export interface components {
             /** Kind */
             kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web") | null;
             error?: components["schemas"]["UploadError"] | null;
+        };
+        /** UseIn */
+        UseIn: {
+            /** Name */
+            name: string;
+            /**
+             * Url
+             * @description The server (default: the first found).
+             */
+            url?: string | null;
         };
         /** VectorStatus */
         VectorStatus: {
@@ -3375,6 +3627,209 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_models_api_models_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    pull_model_api_models_pull_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PullIn"];
+            };
+        };
+        responses: {
+            /** @description `progress` events, then `done` or `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Not a model name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The LLM is switched off (QUIRE_LLM_BACKENDS=none) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description No Ollama is running */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    use_model_api_models_use_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UseIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChoiceOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    forget_model_api_models_use_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
