@@ -34,17 +34,22 @@ def library(stack: Stack) -> dict[str, int]:
     return {"spec": upload_ready(stack, SPEC, timeout_s=300), "alice": upload_ready(stack, ALICE)}
 
 
+@pytest.fixture(params=VIEWPORTS)
+def screen(request: pytest.FixtureRequest, page: Page) -> str:
+    """Each test at a desktop and at a phone width."""
+    page.set_viewport_size(VIEWPORTS[request.param])
+    return str(request.param)
+
+
 def _fits(pg: Page) -> None:
     width = pg.viewport_size["width"] if pg.viewport_size else 1280
     assert pg.evaluate("document.documentElement.scrollWidth") <= width + 2
 
 
-@pytest.mark.parametrize("screen", VIEWPORTS)
 def test_a_citation_is_named_the_same_on_the_card_the_page_and_the_export(
     page: Page, stack: Stack, library: dict[str, int], screen: str
 ) -> None:
     pg = page
-    pg.set_viewport_size(VIEWPORTS[screen])
     pg.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.web)
     pg.goto("/chat")
     ask(pg, "How is the stack pointer aligned in the ILP32E calling convention?")
@@ -73,12 +78,8 @@ def test_a_citation_is_named_the_same_on_the_card_the_page_and_the_export(
     shot(pg, f"places-source-{screen}", full=False)
 
 
-@pytest.mark.parametrize("screen", VIEWPORTS)
-def test_the_document_page_in_plain_words(
-    page: Page, stack: Stack, library: dict[str, int], screen: str
-) -> None:
+def test_the_document_page_in_plain_words(page: Page, library: dict[str, int], screen: str) -> None:
     pg = page
-    pg.set_viewport_size(VIEWPORTS[screen])
     spec = library["spec"]
     pg.goto(f"/library/{spec}")
     expect(pg.get_by_test_id("size")).to_have_text(re.compile(r"^56 pages · \d[\d,]* passages$"))
