@@ -148,9 +148,11 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     shot(pg, "library")
     pg.get_by_label("Search the library").fill("")
 
-    # A document page lists its pages.
+    # A document page says its size in words and lists its contents, each linked.
     pdf_row.get_by_role("link").first.click()
-    expect(pg.locator("ol.pages li")).to_have_count(18)
+    expect(pg.get_by_test_id("size")).to_have_text(re.compile(r"^18 pages · \d+ passages$"))
+    contents = pg.locator('[data-testid="outline"] a, [data-testid="page-grid"] a')
+    expect(contents.first).to_have_attribute("href", re.compile(r"^/library/\d+/pages/\d+$"))
     shot(pg, "document")
 
     # Chat: the answer streams in (progress first, then text before it is finished), cited.
@@ -179,11 +181,13 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     source_n = cite.get_attribute("data-n")
     source = pg.locator(f"#source-{source_n}")
     cited_title = source.locator("a.title").inner_text()
+    cited_place = source.get_by_test_id("place").inner_text()
+    assert cited_place == f"p. {page_no}", cited_place  # the DMCA summary has no page labels
     cite.focus()
     pg.keyboard.press("Enter")
     expect(pg).to_have_url(re.compile(rf"/library/{doc_id}/pages/{page_no}\?chunk=\d+"))
     expect(pg.locator("h1")).to_have_text(cited_title)
-    expect(pg.locator("nav.crumbs")).to_contain_text(re.compile(rf"(Page|Section|Turn) {page_no}$"))
+    expect(pg.get_by_test_id("crumb-place")).to_have_text(cited_place)
     # A PDF opens on the rendered page with the passage marked on it; the text is a click away.
     expect(pg.get_by_test_id("pdf-page")).to_have_attribute("data-state", "ready")
     expect(pg.locator(".textLayer mark.pdf-hl").first).to_be_in_viewport()

@@ -157,8 +157,10 @@ async def check_every_tool(client: Client, link: Callable[[int, int], str]) -> N
         )
     )
     assert only_epub["hits"] and {h["kind"] for h in only_epub["hits"]} == {"epub"}
-    assert only_epub["hits"][0]["citation"].startswith("Alice's Adventures in Wonderland, section ")
-    assert " — " in only_epub["hits"][0]["citation"]  # its chapter
+    first = only_epub["hits"][0]
+    assert first["citation"] == f"Alice's Adventures in Wonderland, {first['place']}", first
+    assert first["place"] and not first["place"].startswith("section "), first
+    assert first["heading_path"].split(" > ")[-1] in first["place"]  # named by its chapter
 
     page = ok(await client.call_tool("get_page", {"document_id": gid, "page": 1, "context": True}))
     assert "3.00 Lbs." in page["text"] and page["extracted_by"] == "ocr"

@@ -39,11 +39,14 @@ from tests.conftest import REPO
 
 def test_citations_name_the_unit_of_each_kind_and_the_heading_path() -> None:
     assert citation("Parts List", "pdf", 2) == "Parts List, p. 2"
-    assert citation("Alice", "epub", 2, "Down The Rabbit-Hole") == (
-        "Alice, section 2 — Down The Rabbit-Hole"
+    # A chapter is named by its title, once (docs/design/places.md); a PDF's section follows.
+    assert citation("Alice", "epub", 2, "Down The Rabbit-Hole") == "Alice, Down The Rabbit-Hole"
+    assert citation("Alice", "epub", 2) == "Alice, section 2"
+    assert citation("Parts List", "pdf", 2, "Main Gear", "ii") == (
+        "Parts List, p. ii (PDF p. 2) — Main Gear"
     )
     assert citation("Thread", "perplexity", 3) == "Thread, turn 3"
-    assert citation("Notes", "markdown", 1, "A > B") == "Notes, section 1 — A > B"
+    assert citation("Notes", "markdown", 1, "A > B") == "Notes, B"
     assert citation("Log", "text", 4) == "Log, part 4"
     assert page_uri(7, 12) == "quire://documents/7/pages/12"
 

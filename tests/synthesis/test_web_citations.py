@@ -110,7 +110,7 @@ def test_a_web_source_links_the_live_page_at_its_passage() -> None:
     )
     assert origin_url(hit("pdf", {"url": PAGE}), quote) is None
     line = source_line(source)
-    assert "(web, section 6) — Monitoring Distributed Systems > The Four Golden Signals" in line
+    assert "(web, The Four Golden Signals)" in line
     assert line.endswith(f"\n    {link}")
 
 
@@ -121,7 +121,7 @@ def test_exports_cite_the_page_and_link_the_passage() -> None:
     work.publisher, work.accessed = "sre.google", "2026-12-05"
     line = reference_line(Reference(source, work))
     assert f"<{PAGE}> Passage: <{source.origin_url}>" in line
-    assert '"Monitoring Distributed Systems > The Four Golden Signals"' in line
+    assert "*Monitoring Distributed Systems*. The Four Golden Signals. <" in line
     [entry] = parsed(to_bibtex([work])).entries
     assert entry.entry_type == "online"
     assert entry["url"] == PAGE and entry["urldate"] == "2026-12-05"

@@ -9,7 +9,7 @@ from fastapi import Path
 from pydantic import AfterValidator, BaseModel, Field
 
 from quire.errors import ErrorBody
-from quire.storage.records import MAX_ID, DocumentStatus, Kind, Origin, Visibility
+from quire.storage.records import MAX_ID, DocumentStatus, Kind, Origin, Placed, Visibility
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -127,8 +127,9 @@ class PageChunk(BaseModel):
     text: str
 
 
-class PageOut(BaseModel):
+class PageOut(Placed):
     document_id: int
+    kind: Kind
     page: int
     page_count: int
     page_label: str | None = Field(
@@ -141,7 +142,8 @@ class PageOut(BaseModel):
     chunks: list[PageChunk]
 
 
-class PageBrief(BaseModel):
+class PageBrief(Placed):
+    kind: Kind
     page: int
     page_label: str | None = Field(
         default=None, description="The printed page label (PDF /PageLabels), when it differs."
@@ -151,9 +153,22 @@ class PageBrief(BaseModel):
     source: str
 
 
+class OutlineEntry(BaseModel):
+    """A section of the document at the page it starts on."""
+
+    title: str
+    level: int = Field(description="1 for a chapter, 2 for its sections, …")
+    page: int
+    place: str = Field(description='The page as Quire names it, e.g. "p. 3 (PDF p. 20)".')
+
+
 class PageList(BaseModel):
     document_id: int
     pages: list[PageBrief]
+    outline: list[OutlineEntry] = Field(
+        description="The sections in reading order (PDF outline or headings, EPUB chapters, "
+        "slide titles, sheets, headings); empty when the document has none."
+    )
 
 
 class VectorStatus(BaseModel):

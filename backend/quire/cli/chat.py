@@ -28,7 +28,7 @@ from quire.errors import QuireError
 from quire.retrieval.options import HYDE_MODES, STRATEGIES, RetrievalOptions, Strategy
 from quire.runtime import Runtime
 from quire.storage.documents import list_documents
-from quire.storage.records import Kind, Origin, place
+from quire.storage.records import Kind, Origin
 from quire.storage.web_sources import describe
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.engine import ChatEngine
@@ -88,13 +88,12 @@ class Turn:
 
 
 def source_line(s: Source) -> str:
-    where = place(s.kind, s.page, s.page_label)
-    head = f" — {s.heading_path}" if s.heading_path else ""
+    head = f" — {s.section}" if s.section else ""
     # A Perplexity passage's own web sources, under it.
     cited = "".join(f"\n    web {describe(w)}" for w in s.web_sources)
     if s.kind == "web" and s.origin_url:  # the live page, scrolled to the passage
         cited += f"\n    {s.origin_url}"
-    return f"[{s.n}] {s.title} ({s.kind}, {where}){head}{cited}"
+    return f"[{s.n}] {s.title} ({s.kind}, {s.place}){head}{cited}"
 
 
 async def run_one(

@@ -15,7 +15,7 @@ from quire.config import LANGUAGE_TAG, canonical_tag
 from quire.errors import QuireError
 from quire.retrieval.options import STRATEGIES, SearchOptions, Strategy
 from quire.runtime import Runtime
-from quire.storage.records import KINDS, ORIGINS, Kind, Origin, place
+from quire.storage.records import KINDS, ORIGINS, Kind, Origin, place, section
 from quire.storage.web_sources import describe
 
 
@@ -128,8 +128,9 @@ def search(
     for notice in result.notices:
         err_console.print(f"[yellow]note[/yellow] {escape(notice)}")
     for n, hit in enumerate(result.hits, start=1):
-        where = place(hit.kind, hit.page, hit.page_label)
-        head = f" — {hit.heading_path}" if hit.heading_path else ""
+        where = place(hit.kind, hit.page, hit.page_label, hit.heading_path)
+        shown = section(hit.kind, hit.heading_path)
+        head = f" — {shown}" if shown else ""
         legs = " ".join(f"{leg}#{rank}" for leg, rank in hit.ranks.items())
         rr = f" rerank {hit.rerank:.2f}" if hit.rerank is not None else ""
         console.print(f"[bold]{n}. {escape(hit.title)}[/bold] ({hit.kind}, {where}){escape(head)}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quire import urls
-from quire.storage.records import Kind, place
+from quire.storage.records import Kind, place, section
 
 DOCUMENT_URI = "quire://documents/{document_id}"
 PAGE_URI = "quire://documents/{document_id}/pages/{page}"
@@ -22,10 +22,11 @@ PAGE_URI = "quire://documents/{document_id}/pages/{page}"
 def citation(
     title: str, kind: Kind, page: int, heading_path: str = "", label: str | None = None
 ) -> str:
-    """ "Title, p. 12 — Chapter > Section" (the heading path only when there is one; the
-    printed ``label`` as records.place shows it)."""
-    where = f"{title}, {place(kind, page, label)}"
-    return f"{where} — {heading_path}" if heading_path else where
+    """ "Title, p. 12 — Chapter > Section": the page as records.place names it, and the section
+    when the place does not already name it (records.section)."""
+    where = f"{title}, {place(kind, page, label, heading_path)}"
+    shown = section(kind, heading_path)
+    return f"{where} — {shown}" if shown else where
 
 
 def document_uri(document_id: int) -> str:

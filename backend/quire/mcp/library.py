@@ -21,7 +21,7 @@ from quire.mcp.citations import Links, citation, document_uri, page_uri
 from quire.retrieval.hits import Hit
 from quire.retrieval.options import SearchOptions
 from quire.runtime import Runtime
-from quire.storage import chunks, documents
+from quire.storage import chunks, documents, records
 from quire.storage.records import DocumentStatus, Kind
 from quire.synthesis.events import Source
 
@@ -58,6 +58,7 @@ def place(
         "page": page,
         "page_label": page_label,
         "heading_path": heading_path,
+        "place": records.place(kind, page, page_label, heading_path),
         "citation": citation(title, kind, page, heading_path, page_label),
         "link": web_url or links.original(document_id, kind, page, stored_path),
         "resource": page_uri(document_id, page),

@@ -30,6 +30,10 @@ class Place(BaseModel):
         "the PDF has none or it equals the page number",
     )
     heading_path: str = Field(description="Chapter > Section of the page (may be empty).")
+    place: str = Field(
+        description='Where it is, as Quire names it everywhere: "p. 166 (PDF p. 188)", '
+        '"Chapter 60 · The Return", "turn 2", "slide 14 · Results".'
+    )
     citation: str = Field(description='How to cite it, e.g. "Title, p. 12 — Chapter > Section".')
     link: str | None = Field(
         description="The original at this page (a PDF opens at the page), or its web address."

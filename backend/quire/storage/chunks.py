@@ -13,7 +13,15 @@ from sqlalchemy import Connection, delete, insert, select, text, update
 
 from quire.storage import page_text, term_postings, vectors
 from quire.storage.db import dialect, id_list, in_ids
-from quire.storage.records import TURN_KINDS, VISIBLE_SQL, Chunk, Kind, Page, printed_label
+from quire.storage.records import (
+    TURN_KINDS,
+    VISIBLE_SQL,
+    Chunk,
+    Kind,
+    Page,
+    place,
+    printed_label,
+)
 from quire.storage.schema import page_chunks, pages
 from quire.storage.web_sources import WebSource, web_sources
 from quire.text.segment import segment
@@ -232,6 +240,51 @@ def list_pages(conn: Connection, document_id: int) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+#: An outline longer than this is cut (a page list, not an index of every paragraph).
+MAX_OUTLINE = 2000
+
+
+def outline(conn: Connection, document_id: int, kind: Kind) -> list[dict[str, Any]]:
+    """The document's sections in reading order, each at the page where its first passage is:
+    a PDF's outline (or the headings told from its fonts), an EPUB's chapters, an Office file's
+    slides, sheets and headings, a web page's headings; empty when it has none.
+
+    Built from the passages' heading paths (each chunk carries the path in effect where it
+    starts, and a page is cut where a section starts on it), so an entry's page is the page
+    its section starts on, and pages before the first entry belong to none."""
+    rows = conn.execute(
+        select(page_chunks.c.page, page_chunks.c.heading_path, pages.c.label)
+        .join(
+            pages,
+            (pages.c.document_id == page_chunks.c.document_id)
+            & (pages.c.page == page_chunks.c.page),
+        )
+        .where(page_chunks.c.document_id == document_id)
+        .order_by(page_chunks.c.page, page_chunks.c.ordinal)
+    )
+    entries: list[dict[str, Any]] = []
+    current: list[str] = []
+    for r in rows:
+        parts = [p for p in r.heading_path.split(" > ") if p] if r.heading_path else []
+        shared = 0
+        while shared < min(len(parts), len(current)) and parts[shared] == current[shared]:
+            shared += 1
+        for depth in range(shared + 1, len(parts) + 1):
+            path = " > ".join(parts[:depth])
+            entries.append(
+                {
+                    "title": parts[depth - 1],
+                    "level": depth,
+                    "page": r.page,
+                    "place": place(kind, r.page, r.label, path),
+                }
+            )
+        current = parts
+        if len(entries) >= MAX_OUTLINE:
+            return entries[:MAX_OUTLINE]
+    return entries
 
 
 def page_metadata(conn: Connection, document_id: int) -> list[dict[str, Any]]:

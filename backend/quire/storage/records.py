@@ -6,10 +6,11 @@ bottom, so that storage imports nothing above it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import BaseModel, Field, computed_field
 
 # SQLite integers are 64-bit: a bigger id cannot exist, and cannot even be bound to a query
 # (it raised OverflowError, a 500, until the fuzzer found it).
@@ -66,19 +67,57 @@ UNITS: dict[Kind, str] = {
 }
 
 
-def place(kind: str, page: int, label: str | None = None) -> str:
-    """How a citation names a unit of a document: "p. 12", "section 3", "turn 2"; a PDF page
-    whose printed label differs from its position in the file, "p. 166 (PDF p. 188)".
+def place(kind: str, page: int, label: str | None = None, heading_path: str = "") -> str:
+    """How Quire names a unit of a document, everywhere it names one (docs/design/places.md).
 
-    Every citation the CLI, ``/v1``, MCP and the prompts print goes through here; links keep
-    the physical page (``#page=188``). An Office page's label is its whole citation."""
+        place("pdf", 188, "166")                      # "p. 166 (PDF p. 188)"
+        place("pdf", 12)                              # "p. 12"
+        place("epub", 62, None, "Chapter 60 > The Return")  # "Chapter 60 · The Return"
+        place("epub", 62)                             # "section 62"
+        place("perplexity", 2)                        # "turn 2"
+        place("pptx", 14, "slide 14 · Results")       # "slide 14 · Results"
+        place("web", 3, None, "Setup > Install")      # "Install"
+
+    The web app, the CLI, the exports, ``/v1``, MCP and the prompts all show this string; links
+    keep the physical page (``#page=188``). An Office or web page's label is its whole name."""
     unit = UNITS.get(kind, "p.")  # type: ignore[call-overload]
     label = printed_label(page, label)
     if label is not None and kind in LABELLED_KINDS:
         return label
+    if kind in HEADED_KINDS and heading_path.strip():
+        return _heading(heading_path)
     if label is None:
         return f"{unit} {page}"
     return f"{unit} {label} (PDF {unit} {page})"
+
+
+#: Kinds named by their heading when a unit has one (a chapter, a section of a web page).
+HEADED_KINDS: tuple[Kind, ...] = ("epub", "markdown", "text", "web")
+#: Kinds whose heading path is not part of their place, and is shown beside it as the section.
+SECTIONED_KINDS: tuple[Kind, ...] = ("pdf", "image", *TURN_KINDS)
+# "Chapter 60", "CHAPTER XII", "Part II", "Book 3.", "12": a number with no title of its own.
+_BARE_NUMBER = re.compile(
+    r"(?:(?:chapter|chap\.|part|book|section|letter|appendix|act|canto|volume|vol\.)\s+)?"
+    r"(?:\d+|[ivxlcdm]+|[a-z])\.?",
+    re.IGNORECASE,
+)
+MAX_PLACE = 90
+
+
+def _heading(heading_path: str) -> str:
+    """A heading path's innermost heading, with the chapter number above it when that heading
+    is a title under a bare number ("Chapter 60 > The Return" → "Chapter 60 · The Return")."""
+    parts = [" ".join(p.split()) for p in heading_path.split(" > ") if p.strip()]
+    name = parts[-1]
+    if len(parts) > 1 and _BARE_NUMBER.fullmatch(parts[-2]) and not _BARE_NUMBER.fullmatch(name):
+        name = f"{parts[-2]} · {name}"
+    return name if len(name) <= MAX_PLACE else name[: MAX_PLACE - 1].rstrip() + "…"
+
+
+def section(kind: str, heading_path: str) -> str:
+    """The section a place is in, when its place does not already name it: a PDF page's or a
+    turn's heading path ("Graphs > NetworkX"); empty for the kinds named by their heading."""
+    return heading_path if kind in SECTIONED_KINDS else ""
 
 
 def printed_label(page: int, label: str | None) -> str | None:
@@ -86,6 +125,33 @@ def printed_label(page: int, label: str | None) -> str | None:
     repeats the page's position in the file."""
     label = " ".join(label.split()) if label else ""
     return label if label and label != str(page) else None
+
+
+class Placed(BaseModel):
+    """A model that names a page: it carries the page's ``place`` and ``section`` as
+    :func:`place` and :func:`section` make them, computed (a stored answer read back gets them
+    too) and in the OpenAPI schema, so that no client formats a location itself."""
+
+    kind: Kind
+    page: int
+    page_label: str | None = None
+    heading_path: str
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description='Where it is, as Quire names it: "p. 166 (PDF p. 188)", "Chapter 60 · The '
+        'Return", "turn 2", "slide 14 · Results" (docs/design/places.md).'
+    )
+    @property
+    def place(self) -> str:
+        return place(self.kind, self.page, self.page_label, self.heading_path)
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="The section the place is in when the place does not name it (a PDF page's "
+        "or a turn's heading path); empty otherwise."
+    )
+    @property
+    def section(self) -> str:
+        return section(self.kind, self.heading_path)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from quire import urls
 from quire.retrieval.hits import Hit
 from quire.retrieval.options import RetrievalOptions
 from quire.retrieval.planner import Plan
-from quire.storage.records import TURN_KINDS, place
+from quire.storage.records import TURN_KINDS, place, section
 from quire.synthesis import prompts
 from quire.synthesis.budget import Budget
 from quire.synthesis.events import AnswerMode, CitationCheck, Source, VerifyEvent
@@ -181,8 +181,9 @@ def number(evidence: list[Evidence], first: int = 1) -> list[Evidence]:
 
 def where(h: Hit) -> str:
     """ "Title, p. 3 (Heading > Path)" as a prompt names a passage."""
-    at = f"{h.title}, {place(h.kind, h.page, h.page_label)}"
-    return f"{at} ({h.heading_path})" if h.heading_path else at
+    at = f"{h.title}, {place(h.kind, h.page, h.page_label, h.heading_path)}"
+    shown = section(h.kind, h.heading_path)
+    return f"{at} ({shown})" if shown else at
 
 
 def listing(evidence: Sequence[Evidence]) -> str:

@@ -21,14 +21,14 @@ from quire.errors import ErrorBody
 from quire.retrieval.options import Strategy
 from quire.retrieval.planner import Plan
 from quire.retrieval.rerank import RerankReport
-from quire.storage.records import Kind
+from quire.storage.records import Kind, Placed
 from quire.storage.web_sources import WebSource
 
 AnswerMode = Literal["llm", "extractive"]
 Stage = Literal["map", "filter", "answer", "verify"]
 
 
-class Source(BaseModel):
+class Source(Placed):
     """A numbered source the answer may cite: ``[n]`` in the answer is ``sources[n-1]``."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)

@@ -29,7 +29,7 @@ from sqlalchemy import Connection
 from quire.errors import InputError, NotFound
 from quire.storage import conversations
 from quire.storage.documents import get_document
-from quire.storage.records import place, printed_label
+from quire.storage.records import printed_label
 from quire.synthesis.bibliography import Work, assign_keys, to_bibtex, to_csl
 from quire.synthesis.events import Source
 from quire.synthesis.parse import cited_numbers
@@ -187,9 +187,9 @@ def reference_line(ref: Reference) -> str:
     elif work.year:
         parts.append(f"({work.year}).")
     parts.append(f"*{_escape(work.title)}*.")
-    where = place(source.kind, source.page, source.page_label)
-    if source.heading_path:
-        where += f', "{_escape(source.heading_path)}"'
+    where = _escape(source.place)
+    if source.section:
+        where += f', "{_escape(source.section)}"'
     parts.append(where if where.endswith(('."', '?"', '!"')) else where + ".")
     if work.doi:
         parts.append(f"<https://doi.org/{work.doi}>")

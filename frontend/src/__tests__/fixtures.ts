@@ -64,6 +64,9 @@ export function source(n: number, over: Partial<Source> = {}): Source {
     page: 10 + n,
     page_label: null,
     heading_path: 'Chapter 1',
+    // As the API names it (records.place): the web app shows it as it comes.
+    place: `p. ${10 + n}`,
+    section: 'Chapter 1',
     passage: `Passage ${n} about whales and tides.`,
     highlights: [[16, 22]],
     quote: `Passage ${n} about whales`,
@@ -125,9 +128,12 @@ export function languagesOut(over: Partial<LanguagesOut> = {}): LanguagesOut {
 export function page(over: Partial<Page> = {}): Page {
   return {
     document_id: 3,
+    kind: 'pdf',
     page: 2,
     page_count: 5,
     heading_path: '',
+    place: 'p. 2',
+    section: '',
     text: 'Intro line.\n\nThe tide rises twice a day near the harbor. Whales follow it.\n\nEnd.',
     source: 'text',
     metadata: {},

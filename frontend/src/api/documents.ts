@@ -6,6 +6,8 @@ export type Visibility = NonNullable<Document['visibility']>
 export type Job = Schemas['JobOut']
 export type Page = Schemas['PageOut']
 export type PageBrief = Schemas['PageBrief']
+export type PageList = Schemas['PageList']
+export type OutlineEntry = Schemas['OutlineEntry']
 export type Kind = Schemas['ChatIn']['kinds'][number]
 
 // A record, so that a kind the backend adds is a type error here until it is listed.
@@ -46,8 +48,9 @@ export function reingestDocument(id: number): Promise<Job> {
   return bodyOf(client.POST('/api/documents/{document_id}/reingest', byId(id)))
 }
 
-export async function listPages(id: number): Promise<PageBrief[]> {
-  return (await bodyOf(client.GET('/api/documents/{document_id}/pages', byId(id)))).pages
+/** Every page with its place, and the document's outline. */
+export function listPages(id: number): Promise<PageList> {
+  return bodyOf(client.GET('/api/documents/{document_id}/pages', byId(id)))
 }
 
 export function getPage(id: number, page: number): Promise<Page> {

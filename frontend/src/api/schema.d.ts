@@ -111,7 +111,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Pages */
+        /**
+         * List Pages
+         * @description Every page with its place, and the document's outline (the page list the web app shows
+         *     when there is one).
+         */
         get: operations["list_pages_api_documents__document_id__pages_get"];
         put?: never;
         post?: never;
@@ -1177,19 +1181,11 @@ export interface components {
         };
         /** HitOut */
         HitOut: {
-            /** Chunk Id */
-            chunk_id: number;
-            /** Document Id */
-            document_id: number;
-            /** Title */
-            title: string;
             /**
              * Kind
              * @enum {string}
              */
             kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
-            /** Filename */
-            filename: string;
             /** Page */
             page: number;
             /**
@@ -1199,6 +1195,14 @@ export interface components {
             page_label?: string | null;
             /** Heading Path */
             heading_path: string;
+            /** Chunk Id */
+            chunk_id: number;
+            /** Document Id */
+            document_id: number;
+            /** Title */
+            title: string;
+            /** Filename */
+            filename: string;
             /** Text */
             text: string;
             /**
@@ -1259,6 +1263,16 @@ export interface components {
              * @description The web pages the passage's footnote markers cite, by their number in the turn (Perplexity; empty for other kinds).
              */
             web_sources?: components["schemas"]["WebSource"][];
+            /**
+             * Place
+             * @description Where it is, as Quire names it: "p. 166 (PDF p. 188)", "Chapter 60 · The Return", "turn 2", "slide 14 · Results" (docs/design/places.md).
+             */
+            readonly place: string;
+            /**
+             * Section
+             * @description The section the place is in when the place does not name it (a PDF page's or a turn's heading path); empty otherwise.
+             */
+            readonly section: string;
         };
         /** JobBrief */
         JobBrief: {
@@ -1598,8 +1612,33 @@ export interface components {
             /** Chunks */
             chunks: number;
         };
+        /**
+         * OutlineEntry
+         * @description A section of the document at the page it starts on.
+         */
+        OutlineEntry: {
+            /** Title */
+            title: string;
+            /**
+             * Level
+             * @description 1 for a chapter, 2 for its sections, …
+             */
+            level: number;
+            /** Page */
+            page: number;
+            /**
+             * Place
+             * @description The page as Quire names it, e.g. "p. 3 (PDF p. 20)".
+             */
+            place: string;
+        };
         /** PageBrief */
         PageBrief: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Page */
             page: number;
             /**
@@ -1613,6 +1652,16 @@ export interface components {
             chars: number;
             /** Source */
             source: string;
+            /**
+             * Place
+             * @description Where it is, as Quire names it: "p. 166 (PDF p. 188)", "Chapter 60 · The Return", "turn 2", "slide 14 · Results" (docs/design/places.md).
+             */
+            readonly place: string;
+            /**
+             * Section
+             * @description The section the place is in when the place does not name it (a PDF page's or a turn's heading path); empty otherwise.
+             */
+            readonly section: string;
         };
         /** PageChunk */
         PageChunk: {
@@ -1629,15 +1678,21 @@ export interface components {
             document_id: number;
             /** Pages */
             pages: components["schemas"]["PageBrief"][];
+            /**
+             * Outline
+             * @description The sections in reading order (PDF outline or headings, EPUB chapters, slide titles, sheets, headings); empty when the document has none.
+             */
+            outline: components["schemas"]["OutlineEntry"][];
         };
         /** PageOut */
         PageOut: {
-            /** Document Id */
-            document_id: number;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
             /** Page */
             page: number;
-            /** Page Count */
-            page_count: number;
             /**
              * Page Label
              * @description The printed page label (PDF /PageLabels), when it differs.
@@ -1645,6 +1700,10 @@ export interface components {
             page_label?: string | null;
             /** Heading Path */
             heading_path: string;
+            /** Document Id */
+            document_id: number;
+            /** Page Count */
+            page_count: number;
             /** Text */
             text: string;
             /** Source */
@@ -1655,6 +1714,16 @@ export interface components {
             };
             /** Chunks */
             chunks: components["schemas"]["PageChunk"][];
+            /**
+             * Place
+             * @description Where it is, as Quire names it: "p. 166 (PDF p. 188)", "Chapter 60 · The Return", "turn 2", "slide 14 · Results" (docs/design/places.md).
+             */
+            readonly place: string;
+            /**
+             * Section
+             * @description The section the place is in when the place does not name it (a PDF page's or a turn's heading path); empty otherwise.
+             */
+            readonly section: string;
         };
         /** PerplexityStatusOut */
         PerplexityStatusOut: {
@@ -2061,23 +2130,10 @@ export interface components {
          */
         Source: {
             /**
-             * N
-             * @description The number the answer cites it by.
-             */
-            n: number;
-            /** Chunk Id */
-            chunk_id: number;
-            /** Document Id */
-            document_id: number;
-            /** Title */
-            title: string;
-            /**
              * Kind
              * @enum {string}
              */
             kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
-            /** Filename */
-            filename: string;
             /**
              * Page
              * @description 1-based page (PDF), section (EPUB) or turn (Perplexity).
@@ -2090,6 +2146,19 @@ export interface components {
             page_label: string | null;
             /** Heading Path */
             heading_path: string;
+            /**
+             * N
+             * @description The number the answer cites it by.
+             */
+            n: number;
+            /** Chunk Id */
+            chunk_id: number;
+            /** Document Id */
+            document_id: number;
+            /** Title */
+            title: string;
+            /** Filename */
+            filename: string;
             /**
              * Passage
              * @description The chunk's text.
@@ -2133,6 +2202,16 @@ export interface components {
              * @description The page's text (set by the API).
              */
             view: string | null;
+            /**
+             * Place
+             * @description Where it is, as Quire names it: "p. 166 (PDF p. 188)", "Chapter 60 · The Return", "turn 2", "slide 14 · Results" (docs/design/places.md).
+             */
+            readonly place: string;
+            /**
+             * Section
+             * @description The section the place is in when the place does not name it (a PDF page's or a turn's heading path); empty otherwise.
+             */
+            readonly section: string;
         };
         /** SourceOutcomeOut */
         SourceOutcomeOut: {

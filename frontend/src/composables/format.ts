@@ -39,27 +39,6 @@ export const PAGE_KINDS: readonly string[] = ['pdf', 'image']
 /** Kinds whose pages are the turns of a conversation (Perplexity, ChatGPT, Claude). */
 export const TURN_KINDS: readonly string[] = ['perplexity', 'chatgpt', 'claude']
 
-/** Office kinds, whose label is the whole citation ("slide 14 · Results", "sheet Results,
- * rows 12–40", "Background, ¶ 12–30"); a Word page as Word laid it out has none: "p. 12". */
-export const OFFICE_UNITS: Readonly<Record<string, string>> = {
-  docx: 'p.',
-  odt: 'p.',
-  pptx: 'slide',
-  odp: 'slide',
-  xlsx: 'sheet',
-  ods: 'sheet',
-}
-
-/** A page as cited: "p. 166 (PDF p. 188)" when the printed label differs, else "p. 188". */
-export function pageCitation(kind: string, page: number, label?: string | null): string {
-  if (TURN_KINDS.includes(kind)) return `turn ${page}`
-  const office = OFFICE_UNITS[kind]
-  if (office) return label && label !== String(page) ? label : `${office} ${page}`
-  if (kind === 'image') return `p. ${page}` // a frame of a scan: "p. 2" of a two-page TIFF
-  if (kind !== 'pdf') return `section ${page}`
-  return label && label !== String(page) ? `p. ${label} (PDF p. ${page})` : `p. ${page}`
-}
-
 /** A document whose chunks are in while the rest is done: "searchable by keywords ·
  * embedding 40%" (the share of its chunks embedded), or "… · OCR 40%" while a PDF's scanned
  * pages are read after its text layer went in. */

@@ -7,7 +7,6 @@ import MarkdownIt, { type StateCore, type Token } from 'markdown-it'
 import { computed, type MaybeRefOrGetter, toValue } from 'vue'
 
 import type { Source } from '@/api/chat'
-import { TURN_KINDS } from './format'
 import { sourceHref } from './sourceLink'
 
 const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]|\[unsupported\]/g
@@ -53,7 +52,7 @@ function citationPlugin(md: MarkdownIt): void {
               ['href', sourceHref(src)],
               ['class', 'cite'],
               ['data-n', String(n)],
-              ['title', `${src.title}, ${pageLabel(src)}`],
+              ['title', `${src.title}, ${src.place}`],
             ]
             out.push(open, textToken(state, i === 0 ? `[${n}` : `${n}`))
             if (i === numbers.length - 1) out[out.length - 1]!.content += ']'
@@ -74,13 +73,6 @@ function textToken(state: StateCore, content: string): Token {
   const t = new state.Token('text', '', 0)
   t.content = content
   return t
-}
-
-/** Where in its document a source is (any string `kind`: DocumentOut types it as one). */
-export function pageLabel(src: Pick<Source, 'page' | 'heading_path'> & { kind: string }): string {
-  if (src.kind === 'pdf' || src.kind === 'image') return `page ${src.page}`
-  if (TURN_KINDS.includes(src.kind)) return `turn ${src.page}`
-  return src.heading_path ? `§ ${src.heading_path}` : `section ${src.page}`
 }
 
 const md = new MarkdownIt({ html: false, linkify: false, breaks: false }).use(citationPlugin)

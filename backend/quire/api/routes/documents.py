@@ -220,11 +220,15 @@ def reingest_document(document_id: IdPath, db: DbDep) -> JobOut:
 
 @router.get("/{document_id}/pages", response_model=PageList, responses=ERRORS)
 def list_pages(document_id: IdPath, db: DbDep) -> PageList:
+    """Every page with its place, and the document's outline (the page list the web app shows
+    when there is one)."""
     with db.read() as conn:
-        documents.get_document(conn, document_id)
-        return PageList.model_validate(
-            {"document_id": document_id, "pages": chunks.list_pages(conn, document_id)}
-        )
+        doc = documents.get_document(conn, document_id)
+        listed = [{**p, "kind": doc["kind"]} for p in chunks.list_pages(conn, document_id)]
+        entries = chunks.outline(conn, document_id, doc["kind"])
+    return PageList.model_validate(
+        {"document_id": document_id, "pages": listed, "outline": entries}
+    )
 
 
 @router.get("/{document_id}/pages/{page}", response_model=PageOut, responses=ERRORS)
@@ -238,7 +242,7 @@ def get_page(document_id: IdPath, page: IdPath, db: DbDep) -> PageOut:
             raise NotFound(f"document {document_id} is {doc['status']}; its pages are not ready")
         raise NotFound(f"document {document_id} has no page {page} (it has {doc['page_count']})")
     return PageOut.model_validate(
-        {"document_id": document_id, "page_count": doc["page_count"], **found}
+        {"document_id": document_id, "kind": doc["kind"], "page_count": doc["page_count"], **found}
     )
 
 

@@ -26,7 +26,6 @@ from quire.api.links import linked
 from quire.api.schemas import error_responses
 from quire.api.sse import EventStream
 from quire.errors import ErrorBody, InputError, NotFound
-from quire.storage.records import place
 from quire.storage.web_sources import describe
 from quire.synthesis.answer import ChatRequest, Prepared
 from quire.synthesis.engine import ChatEngine
@@ -85,9 +84,8 @@ def sources_text(sources: list[Source], cited: list[int]) -> str:
     wanted = [s for s in sources if s.n in cited] or sources
     lines = []
     for s in map(linked, wanted):
-        where = place(s.kind, s.page, s.page_label)
-        heading = f", {s.heading_path}" if s.heading_path else ""
-        lines.append(f"[{s.n}] {s.title}, {where}{heading} — {s.url}")
+        heading = f", {s.section}" if s.section else ""
+        lines.append(f"[{s.n}] {s.title}, {s.place}{heading} — {s.url}")
         lines.extend(f"    web {describe(w)}" for w in s.web_sources)
     return "\n\nSources:\n" + "\n".join(lines)
 

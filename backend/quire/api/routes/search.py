@@ -13,7 +13,7 @@ from quire.api.schemas import error_responses
 from quire.retrieval.options import SearchOptions, Strategy
 from quire.retrieval.planner import Plan
 from quire.retrieval.rerank import RerankReport
-from quire.storage.records import Kind
+from quire.storage.records import Kind, Placed
 from quire.storage.web_sources import WebSource
 
 router = APIRouter(prefix="/api", tags=["search"])
@@ -25,7 +25,7 @@ class SearchRequest(SearchOptions):
     query: str = Field(min_length=1, max_length=20_000, description="What to look for.")
 
 
-class HitOut(BaseModel):
+class HitOut(Placed):
     chunk_id: int
     document_id: int
     title: str

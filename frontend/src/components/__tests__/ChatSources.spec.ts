@@ -22,6 +22,7 @@ describe('ChatSources', () => {
             kind: 'perplexity',
             title: 'PNW states',
             page: 2,
+            place: 'turn 2',
             url: 'https://www.perplexity.ai/search/pnw-abc',
           }),
         ],
@@ -43,12 +44,29 @@ describe('ChatSources', () => {
     expect(items[1]!.get('a[href^="https://www.perplexity.ai"]').text()).toContain('thread')
   })
 
-  it('cites a PDF page by its printed label and the PDF page', () => {
+  it('shows the place as the API names it, with the section it does not name', () => {
     const w = mount(ChatSources, {
-      props: { sources: [source(1, { page: 188, page_label: '166' })], cited: [] },
+      props: {
+        sources: [
+          source(1, { page: 188, page_label: '166', place: 'p. 166 (PDF p. 188)' }),
+          source(2, {
+            kind: 'epub',
+            page: 62,
+            heading_path: 'Chapter 60 > The Return',
+            place: 'Chapter 60 · The Return',
+            section: '',
+          }),
+        ],
+        cited: [],
+      },
       global: { plugins: [router] },
     })
-    expect(w.get('.where').text()).toContain('p. 166 (PDF p. 188)')
+    const [pdf, epub] = w.findAll('.where')
+    expect(pdf!.get('[data-testid="place"]').text()).toBe('p. 166 (PDF p. 188)')
+    expect(pdf!.text().replace(/\s+/g, ' ')).toContain('p. 166 (PDF p. 188) · Chapter 1')
+    // An EPUB is its chapter, once: no "§", no "section 62", no heading path repeated.
+    expect(epub!.get('[data-testid="place"]').text()).toBe('Chapter 60 · The Return')
+    expect(epub!.text()).not.toMatch(/§|section|>/)
   })
 
   it("lists a Perplexity passage's web sources beside the thread link", () => {
@@ -59,6 +77,8 @@ describe('ChatSources', () => {
             kind: 'perplexity',
             page: 3,
             heading_path: 'figs and Newton > Similarity',
+            place: 'turn 3',
+            section: 'figs and Newton > Similarity',
             url: 'https://www.perplexity.ai/search/pnw-abc',
             web_sources: [
               { n: 2, url: 'https://en.wikipedia.org/wiki/Isaac_Newton', title: null },

@@ -24,6 +24,14 @@ describe('citations', () => {
     expect(href.searchParams.get('quote')).toBe('Passage 1 about whales')
   })
 
+  it("names the cited place in the link's title as the API names it", () => {
+    const epub = source(1, { kind: 'epub', page: 62, place: 'Chapter 60 · The Return' })
+    const el = dom(renderAnswer('He came back [1].', [epub]))
+    expect(el.querySelector('a.cite')!.getAttribute('title')).toBe(
+      'Moby-Dick, Chapter 60 · The Return',
+    )
+  })
+
   it('links each number of [1, 2] and leaves unknown numbers as text', () => {
     const el = dom(renderAnswer('Both [1, 2]. Invented [7].', sources))
     expect([...el.querySelectorAll('a.cite')].map((a) => a.getAttribute('data-n'))).toEqual([

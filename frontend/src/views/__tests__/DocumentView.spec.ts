@@ -23,7 +23,7 @@ async function mountView(
     fetchRoutes({
       'GET /api/me': () => json(me),
       'GET /api/documents/3': () => json(document),
-      'GET /api/documents/3/pages': () => json({ pages: [] }),
+      'GET /api/documents/3/pages': () => json({ document_id: 3, pages: [], outline: [] }),
       ...routes,
     }),
   )
@@ -31,6 +31,7 @@ async function mountView(
     history: createMemoryHistory(),
     routes: [
       { path: '/documents/:id', name: 'document', component: DocumentView },
+      { path: '/library/:id/pages/:page', name: 'source', component: { template: '<div />' } },
       { path: '/:any(.*)*', component: { template: '<div />' } },
     ],
   })
@@ -157,5 +158,115 @@ describe('DocumentView cited pages', () => {
   it('offers the action on Perplexity threads only', async () => {
     const w = await mountView(doc(3, { kind: 'pdf' }), SINGLE)
     expect(w.find('[data-testid="cited-pages"]').exists()).toBe(false)
+  })
+})
+
+describe('DocumentView in plain words', () => {
+  const thinkComplexity = doc(3, {
+    page_count: 246,
+    chunk_count: 1032,
+    metadata: {
+      page_count: 246,
+      producer: 'pdfTeX-1.40.16',
+      rebuilt_xref: true,
+      outline_entries: 127,
+      page_labels: true,
+      ocr_pages: [6, 7],
+      ocr_languages: { eng: [6, 7] },
+    },
+  })
+  const brief = (page: number, label: string | null, place: string) => ({
+    kind: 'pdf' as const,
+    page,
+    page_label: label,
+    heading_path: '',
+    chars: 900,
+    source: 'text_layer',
+    place,
+    section: '',
+  })
+  const pages = [
+    brief(12, 'xi', 'p. xi (PDF p. 12)'),
+    brief(18, '1', 'p. 1 (PDF p. 18)'),
+    brief(62, '45', 'p. 45 (PDF p. 62)'),
+    brief(45, '28', 'p. 28 (PDF p. 45)'),
+  ]
+  const outline = [
+    { title: 'Preface', level: 1, page: 12, place: 'p. xi (PDF p. 12)' },
+    { title: 'Complexity Science', level: 1, page: 18, place: 'p. 1 (PDF p. 18)' },
+    { title: 'Paradigm shift?', level: 2, page: 20, place: 'p. 3 (PDF p. 20)' },
+  ]
+
+  async function mountBook(listed = { document_id: 3, pages, outline }) {
+    const w = await mountView(
+      thinkComplexity,
+      { mode: 'single', user: null },
+      {
+        'GET /api/documents/3/pages': () => json(listed),
+      },
+    )
+    return w
+  }
+
+  it('shows labelled facts and no internal keys', async () => {
+    const w = await mountBook()
+    const text = w.get('dl.facts').text()
+    expect(w.get('[data-testid="size"]').text()).toBe('246 pages · 1,032 passages')
+    const facts = Object.fromEntries(
+      w.findAll('dl.facts dt').map((dt) => [dt.text(), dt.element.nextElementSibling?.textContent]),
+    )
+    expect(facts['Repaired']).toBe("the file's cross-reference table was rebuilt")
+    expect(facts['Made with']).toBe('pdfTeX-1.40.16')
+    expect(facts['Read by OCR']).toContain('2 pages')
+    expect(text).toContain('246 pages')
+    for (const key of ['page_count', 'rebuilt_xref', 'outline_entries', 'page_labels', 'ocr_']) {
+      expect(w.text()).not.toContain(key)
+    }
+  })
+
+  it('lists the outline as the page list, each entry linked with its place', async () => {
+    const w = await mountBook()
+    const entries = w.findAll('[data-testid="outline"] li')
+    expect(
+      entries.map((li) => [li.get('a').text(), li.get('[data-testid="place"]').text()]),
+    ).toEqual([
+      ['Preface', 'p. xi (PDF p. 12)'],
+      ['Complexity Science', 'p. 1 (PDF p. 18)'],
+      ['Paradigm shift?', 'p. 3 (PDF p. 20)'],
+    ])
+    expect(entries[2]!.get('a').attributes('href')).toBe('/library/3/pages/20')
+    expect(w.find('[data-testid="page-grid"]').exists()).toBe(false)
+  })
+
+  it('falls back to a compact paged list of places without an outline', async () => {
+    const many = Array.from({ length: 130 }, (_, i) => brief(i + 1, null, `p. ${i + 1}`))
+    const w = await mountBook({ document_id: 3, pages: many, outline: [] })
+    const links = () => w.findAll('[data-testid="page-grid"] a')
+    expect(links()).toHaveLength(60)
+    expect(links()[0]!.text()).toBe('p. 1')
+    await w
+      .findAll('button')
+      .find((b) => b.text().startsWith('Later'))!
+      .trigger('click')
+    expect(links()[0]!.text()).toBe('p. 61')
+  })
+
+  it('jumps to a page by its printed label, or by its place in the file', async () => {
+    const w = await mountBook()
+    const router = w.vm.$router
+    await w.get('#jump-to').setValue('45')
+    await w.get('[data-testid="jump"]').trigger('submit')
+    await flushPromises()
+    expect(router.currentRoute.value.fullPath).toBe('/library/3/pages/62')
+    await router.push('/documents/3')
+    await w.get('#jump-to').setValue('PDF p. 45')
+    await w.get('[data-testid="jump"]').trigger('submit')
+    await flushPromises()
+    expect(router.currentRoute.value.fullPath).toBe('/library/3/pages/45')
+    await router.push('/documents/3')
+    await w.get('#jump-to').setValue('cxx')
+    await w.get('[data-testid="jump"]').trigger('submit')
+    await flushPromises()
+    expect(w.get('#jump-error').text()).toContain('No page “cxx”')
   })
 })

@@ -68,7 +68,8 @@ describe('SourceView', () => {
     )
     const w = await mountAt('/library/3/pages/2?chunk=8&hl=4-8&quote=rises%20twice%20a%20day')
     expect(w.get('h1').text()).toBe('Tides')
-    expect(w.text()).toContain('page 2 of 5')
+    expect(w.get('[data-testid="crumb-place"]').text()).toBe('p. 2')
+    expect(w.get('header [data-testid="place"]').text()).toBe('p. 2')
     const passage = w
       .findAll('mark.passage')
       .map((m) => m.element.textContent)
@@ -288,11 +289,23 @@ describe('SourceView', () => {
       fetchRoutes({
         'GET /api/documents/3': () => json(doc(3)),
         'GET /api/documents/3/pages/2': () =>
-          json({ ...page({ page: 188, page_count: 400 }), page_label: '166' }),
+          json(
+            page({
+              page: 188,
+              page_count: 400,
+              page_label: '166',
+              place: 'p. 166 (PDF p. 188)',
+              section: 'Graphs > NetworkX',
+            }),
+          ),
       }),
     )
     const w = await mountAt('/library/3/pages/2')
-    expect(w.text()).toContain('p. 166 (PDF p. 188) of 400')
+    // The breadcrumb and the header name the page the same way: the API's place.
+    expect(w.get('[data-testid="crumb-place"]').text()).toBe('p. 166 (PDF p. 188)')
+    expect(w.get('header [data-testid="place"]').text()).toBe('p. 166 (PDF p. 188)')
+    expect(w.get('header').text()).toContain('p. 166 (PDF p. 188) · Graphs > NetworkX')
+    expect(w.text()).not.toMatch(/Page 188|of 400/)
   })
 
   it('shows EPUB sections as text only, without the toggle', async () => {
@@ -378,8 +391,7 @@ describe('SourceView', () => {
     const w = await mountAt('/library/3/pages/2?chunk=8')
     expect(w.find('[data-testid="view-toggle"]').exists()).toBe(true)
     expect(w.get('[data-testid="image-page"] img').attributes('src')).toBe('blob:page')
-    expect(w.text()).toContain('Page 2')
-    expect(w.text()).toContain('page 2 of 5')
+    expect(w.get('[data-testid="crumb-place"]').text()).toBe('p. 2')
     expect(openPdf).not.toHaveBeenCalled()
     vi.restoreAllMocks()
   })
