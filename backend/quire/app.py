@@ -21,6 +21,7 @@ from quire.api.routes import (
     jobs,
     library,
     links,
+    notes,
     openai_compat,
     perplexity,
     search,
@@ -84,6 +85,7 @@ def create_app(
     for module in (
         links,
         documents,
+        notes,
         library,
         jobs,
         search,
