@@ -149,6 +149,7 @@ def create(
     annotation_type: str | None = None,
     owner_id: int | None = None,
     use_owner: bool = False,
+    check_page: bool = True,
 ) -> int:
     """A new note from ``fields`` (FIELDS); returns its id. Its index is written by
     ``ingest/notes.py index``. Private by default for a person; on a library without people
@@ -161,7 +162,7 @@ def create(
     _check(fields)
     doc, page = fields["document_id"], fields["page"]
     if doc is not None:
-        _target_page(conn, doc, page)
+        _target_page(conn, doc, page if check_page else None)
     elif page is not None or fields["quote"]:
         raise InputError("a highlight or a note on a page needs its document_id")
     if doc is None and fields["conversation_id"] is None and not fields["body"]:
@@ -229,6 +230,45 @@ def delete_note(conn: Connection, note_id: int) -> None:
     """Delete a note the reader may change, with its index."""
     row = changeable(conn, note_id)
     drop_index(conn, [row.index_id])
+    conn.execute(delete(notes).where(notes.c.id == note_id))
+
+
+def imported(conn: Connection, document_id: int) -> dict[str, Any]:
+    """A document's notes imported from Zotero, by annotation key."""
+    rows = conn.execute(
+        select(notes).where(notes.c.document_id == document_id, notes.c.origin == "zotero")
+    ).all()
+    return {str(r.zotero_key): r for r in rows}
+
+
+def set_imported(conn: Connection, row: Any, fields: dict[str, Any], kind: str) -> bool:
+    """Bring an imported note up to date with its annotation; whether anything changed. A
+    highlight whose quote or page changed is placed again when its page is next written."""
+    values = {k: fields[k] for k in ("page", "quote", "body", "color", "tags", "boxes")}
+    values["tags"] = _clean_tags(values["tags"])
+    values["annotation_type"] = kind
+    if all(getattr(row, k) == v for k, v in values.items()):
+        return False
+    check_body(values["body"])
+    if (values["quote"], values["page"]) != (row.quote, row.page):
+        values.update(span_start=None, span_end=None, status="ok")
+        values.update(_place_now(conn, row.document_id, values["page"], values["quote"]))
+    conn.execute(update(notes).where(notes.c.id == row.id).values(**values, updated_at=utcnow()))
+    return True
+
+
+def _place_now(conn: Connection, document_id: int, page: int | None, quote: str) -> dict[str, Any]:
+    """The span of ``quote`` on the page as stored now, if it is there."""
+    if page is None or not quote:
+        return {}
+    got = chunks.get_page(conn, document_id, page)
+    at = _find(str(got["text"]), quote, None) if got else None
+    return {} if at is None else {"span_start": at, "span_end": at + len(quote)}
+
+
+def remove(conn: Connection, note_id: int) -> None:
+    """Delete a note whatever the reader (an import mirroring its source); ``drop_index``
+    first."""
     conn.execute(delete(notes).where(notes.c.id == note_id))
 
 
@@ -465,7 +505,9 @@ def relocate(conn: Connection, document_id: int, new_pages: Iterable[Page]) -> d
         if page is not None and start is not None and page[start:end] == r.quote:
             status = "ok"
         elif page is not None and (at := _find(page, r.quote, start)) is not None:
-            status, start, end = "moved", at, at + len(r.quote)
+            # Placed for the first time (an imported annotation): ok; else it moved.
+            status = "ok" if start is None else "moved"
+            start, end = at, at + len(r.quote)
         else:
             status = "orphaned"
         counts[status] += 1
