@@ -12,15 +12,17 @@ from typing import Any
 import pytest
 import yaml
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from quire.config import Settings
-from quire.storage import notes
+from quire.ingest import notes as notes_indexing
+from quire.storage import notes, schema, vectors
 from quire.storage.migrate import open_database
 from quire.storage.records import Page
 from tests.api.library import FILES
 from tests.api.sse import chat_events, first
 from tests.libraries import library_copy
-from tests.runtime import make_app
+from tests.runtime import drain, make_app
 
 pytestmark = pytest.mark.both_backends
 
@@ -232,7 +234,34 @@ def _parse_quotes(body: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def test_a_long_note_is_found_at_once_and_embedded_by_the_worker(
+    api: TestClient, library: Settings
+) -> None:
+    filler = "The notice must identify the material and where it is found online. "
+    body = "longmarshnote " + filler * (90_000 // len(filler))
+    note = _highlight(api, body)
+    hits = api.post("/api/search", json={"query": "longmarshnote", "kinds": ["note"]}).json()
+    assert hits["hits"] and "bm25" in hits["hits"][0]["ranks"]
+    db = open_database(library)
+    try:
+        with db.read() as conn:
+            index_id = conn.execute(
+                select(schema.notes.c.index_id).where(schema.notes.c.id == note["id"])
+            ).scalar_one()
+            assert vectors.missing_count(conn, index_id) > notes_indexing.EMBED_INLINE
+        drain(library, db)  # the re-embed job the save queued
+        with db.read() as conn:
+            assert vectors.missing_count(conn, index_id) == 0
+            status = conn.execute(
+                select(schema.documents.c.status).where(schema.documents.c.id == index_id)
+            ).scalar_one()
+            assert status == "ready"
+    finally:
+        db.dispose()
+
+
 def test_deleting_a_document_deletes_its_notes_and_their_index(library: Settings) -> None:
+    """Last in this module: it deletes the PDF the others write notes on."""
     with TestClient(make_app(library)) as api:
         note = _highlight(api, "a lonely bittern note")
         assert api.post("/api/search", json={"query": "bittern"}).json()["hits"]

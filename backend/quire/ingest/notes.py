@@ -1,7 +1,10 @@
 """A note becomes searchable the moment it is saved: its index document's page is chunked and
-written (BM25 and the exact leg find it when the transaction commits) and its chunks embedded
-in the same request (a note is a chunk or two: tens of milliseconds), then it is ``ready``
-and the dense leg finds it too. storage/notes.py says what is indexed."""
+written (BM25 and the exact leg find it when the transaction commits) and, for a note of up to
+``EMBED_INLINE`` chunks (nearly all: a chunk is ~1,500 characters), embedded in the same
+request, then it is ``ready`` and the dense leg finds it too. A longer note (up to the 100 KB
+limit, ~70 chunks: 13 s of embedding on a loaded 2-core machine) is left to the worker, as a
+re-embed job, so that saving never waits on it (bench/notes.py). storage/notes.py says what is
+indexed."""
 
 from __future__ import annotations
 
@@ -12,13 +15,17 @@ from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.errors import QuireError
 from quire.ingest.chunking import chunk_pages
-from quire.storage import chunks, notes, vectors
+from quire.storage import chunks, jobs, notes, vectors
 from quire.storage.db import Database
 from quire.storage.documents import set_status
 from quire.storage.schema import documents
 from quire.text.table_rows import embedding_text
 
 log = logging.getLogger(__name__)
+
+#: Notes of up to this many chunks are embedded while the request waits; longer ones by the
+#: worker (bench/notes.py: a 3 KB note saves in ~0.1-0.4 s, a 99 KB one took 13 s inline).
+EMBED_INLINE = 4
 
 
 def index(db: Database, settings: Settings, embedder: Embedder | None, note_id: int) -> bool:
@@ -33,7 +40,10 @@ def index(db: Database, settings: Settings, embedder: Embedder | None, note_id: 
             .where(documents.c.id == index_id)
             .values(chunk_count=len(new_chunks), status="searchable")
         )
-    if embedder is None:
+    if embedder is None or len(new_chunks) > EMBED_INLINE:
+        with db.write() as conn:
+            if vectors.missing_count(conn, index_id):
+                jobs.enqueue(conn, None, "reembed")  # the worker embeds it
         return False
     try:
         with db.read() as conn:

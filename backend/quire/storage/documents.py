@@ -265,7 +265,8 @@ def language_counts(conn: Connection) -> LanguageCounts:
     ).all()
     undetected = conn.execute(
         text(
-            "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready'"
+            "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready' "
+            "AND kind <> 'note'"  # notes' index documents (storage/notes.py) have none
             + access.where(readable)
         ),
         params,

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, select
 from quire.config import Settings
 from quire.ingest import notes as indexing
 from quire.sources.zotero.items import Annotation
-from quire.storage import jobs, notes
+from quire.storage import notes
 from quire.storage.db import Database
 from quire.storage.schema import pages
 
@@ -102,7 +102,4 @@ def sync_annotations(
             notes.remove(conn, int(row.id))
             counts.removed += 1
     for note_id in changed:
-        indexing.index(db, settings, None, note_id)
-    if changed:
-        with db.write() as conn:
-            jobs.enqueue(conn, None, "reembed")
+        indexing.index(db, settings, None, note_id)  # vectors: a re-embed job for the worker
