@@ -1,4 +1,4 @@
-"""The MCP server over an open library: five tools and two resources, built around a Runtime.
+"""The MCP server over an open library: six tools and two resources, built around a Runtime.
 
     async with Runtime.open(settings) as rt:
         await build_server(rt).run_stdio_async()        # `quire mcp`; /mcp: mcp/http.py
