@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import bibtexparser
 import pytest
 import yaml
 from fastapi.testclient import TestClient
@@ -258,6 +259,23 @@ def test_a_long_note_is_found_at_once_and_embedded_by_the_worker(
             assert status == "ready"
     finally:
         db.dispose()
+
+
+def test_an_answers_bibtex_and_csl_carry_the_notes_on_what_it_cites(api: TestClient) -> None:
+    note = _highlight(api, "bibnote: the anti-circumvention core.", tags=["dmca"])
+    with api.stream(
+        "POST", "/api/chat", json={"message": "What does section 1201 prohibit?", "kinds": ["pdf"]}
+    ) as r:
+        done = first(chat_events(r.iter_lines()), "done")
+    message = done["message_id"]
+    bib = api.get(f"/api/messages/{message}/export", params={"format": "bibtex"})
+    assert bib.status_code == 200, bib.text
+    (entry,) = [e for e in bibtexparser.parse_string(bib.text).entries if "annote" in e]
+    annote = " ".join(entry["annote"].split())
+    assert "bibnote: the anti-circumvention core." in annote and "#dmca" in annote
+    assert annote.startswith("p. 1:") and note["quote"].split()[0] in annote
+    csl = api.get(f"/api/messages/{message}/export", params={"format": "csl"}).json()
+    assert any("bibnote" in item.get("annote", "") for item in csl)
 
 
 def test_deleting_a_document_deletes_its_notes_and_their_index(library: Settings) -> None:
