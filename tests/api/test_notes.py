@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from quire.config import Settings
 from quire.ingest import notes as notes_indexing
-from quire.storage import notes, schema, vectors
+from quire.storage import note_sync, notes, schema, vectors
 from quire.storage.migrate import open_database
 from quire.storage.records import Page
 from tests.api.library import FILES
@@ -189,12 +189,12 @@ def test_a_page_read_again_moves_or_orphans_its_highlights(library: Settings) ->
             row = notes.get_note(conn, note["id"])
             moved_text = "A new first line.\n" + row["quote"] + "\nmore"
             orphan_text = "Nothing of the old page remains."
-            counts = notes.relocate(conn, note["document_id"], [Page(1, moved_text)])
+            counts = note_sync.relocate(conn, note["document_id"], [Page(1, moved_text)])
             assert counts["moved"] >= 1
             moved = notes.get_note(conn, note["id"])
             assert moved["status"] == "moved"
             assert moved_text[moved["span_start"] : moved["span_end"]] == row["quote"]
-            notes.relocate(conn, note["document_id"], [Page(1, orphan_text)])
+            note_sync.relocate(conn, note["document_id"], [Page(1, orphan_text)])
             gone = notes.get_note(conn, other["id"])
             assert gone["status"] == "orphaned" and gone["quote"] == other["quote"]
             conn.rollback()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -66,7 +65,7 @@ def check_body(body: str) -> None:
         )
 
 
-def _clean_tags(tags: Iterable[Any] | None) -> list[str]:
+def clean_tags(tags: Iterable[Any] | None) -> list[str]:
     out: list[str] = []
     for t in tags or ():
         tag = " ".join(str(t).split())[:100]
@@ -178,7 +177,7 @@ def create(
         **fields,
         "quote": fields["quote"] or "",
         "body": fields["body"] or "",
-        "tags": _clean_tags(fields["tags"]),
+        "tags": clean_tags(fields["tags"]),
         "visibility": visibility,
         "origin": origin,
         "zotero_key": zotero_key,
@@ -216,7 +215,7 @@ def update_note(conn: Connection, note_id: int, changes: dict[str, Any]) -> None
     merged = {**row._mapping, **values}
     _check(merged)
     if "tags" in values:
-        values["tags"] = _clean_tags(values["tags"])
+        values["tags"] = clean_tags(values["tags"])
     if values.get("visibility") == "private" and row.owner_id is None:
         raise InputError("a private note needs a person's token (quire users token NAME)")
     if values.get("visibility") is None:
@@ -230,45 +229,6 @@ def delete_note(conn: Connection, note_id: int) -> None:
     """Delete a note the reader may change, with its index."""
     row = changeable(conn, note_id)
     drop_index(conn, [row.index_id])
-    conn.execute(delete(notes).where(notes.c.id == note_id))
-
-
-def imported(conn: Connection, document_id: int) -> dict[str, Any]:
-    """A document's notes imported from Zotero, by annotation key."""
-    rows = conn.execute(
-        select(notes).where(notes.c.document_id == document_id, notes.c.origin == "zotero")
-    ).all()
-    return {str(r.zotero_key): r for r in rows}
-
-
-def set_imported(conn: Connection, row: Any, fields: dict[str, Any], kind: str) -> bool:
-    """Bring an imported note up to date with its annotation; whether anything changed. A
-    highlight whose quote or page changed is placed again when its page is next written."""
-    values = {k: fields[k] for k in ("page", "quote", "body", "color", "tags", "boxes")}
-    values["tags"] = _clean_tags(values["tags"])
-    values["annotation_type"] = kind
-    if all(getattr(row, k) == v for k, v in values.items()):
-        return False
-    check_body(values["body"])
-    if (values["quote"], values["page"]) != (row.quote, row.page):
-        values.update(span_start=None, span_end=None, status="ok")
-        values.update(_place_now(conn, row.document_id, values["page"], values["quote"]))
-    conn.execute(update(notes).where(notes.c.id == row.id).values(**values, updated_at=utcnow()))
-    return True
-
-
-def _place_now(conn: Connection, document_id: int, page: int | None, quote: str) -> dict[str, Any]:
-    """The span of ``quote`` on the page as stored now, if it is there."""
-    if page is None or not quote:
-        return {}
-    got = chunks.get_page(conn, document_id, page)
-    at = _find(str(got["text"]), quote, None) if got else None
-    return {} if at is None else {"span_start": at, "span_end": at + len(quote)}
-
-
-def remove(conn: Connection, note_id: int) -> None:
-    """Delete a note whatever the reader (an import mirroring its source); ``drop_index``
-    first."""
     conn.execute(delete(notes).where(notes.c.id == note_id))
 
 
@@ -485,58 +445,3 @@ def list_notes(
             targets[key] = target(conn, r)
         out.append(_dict(r, targets[key], owners))
     return out, total
-
-
-def relocate(conn: Connection, document_id: int, new_pages: Iterable[Page]) -> dict[str, int]:
-    """After a document's pages were written again: each highlight whose quote is no longer
-    at its span is looked for on its page: ``moved`` (span updated) or ``orphaned`` (kept,
-    with its quote). Returns how many of each."""
-    by_number = {p.number: p.text for p in new_pages}
-    counts = {"ok": 0, "moved": 0, "orphaned": 0}
-    rows = conn.execute(
-        select(notes.c.id, notes.c.page, notes.c.span_start, notes.c.span_end, notes.c.quote).where(
-            notes.c.document_id == document_id, notes.c.quote != ""
-        )
-    ).all()
-    for r in rows:
-        page = by_number.get(r.page) if r.page is not None else None
-        status: NoteStatus
-        start, end = r.span_start, r.span_end
-        if page is not None and start is not None and page[start:end] == r.quote:
-            status = "ok"
-        elif page is not None and (at := _find(page, r.quote, start)) is not None:
-            # Placed for the first time (an imported annotation): ok; else it moved.
-            status = "ok" if start is None else "moved"
-            start, end = at, at + len(r.quote)
-        else:
-            status = "orphaned"
-        counts[status] += 1
-        conn.execute(
-            update(notes)
-            .where(notes.c.id == r.id)
-            .values(status=status, span_start=start, span_end=end)
-        )
-    return counts
-
-
-def _find(page: str, quote: str, near: int | None) -> int | None:
-    """Where ``quote`` is on ``page``: the occurrence nearest ``near``; whitespace-insensitive
-    as a last resort (a re-extraction that only re-flowed lines)."""
-    hits: list[int] = []
-    at = page.find(quote)
-    while at >= 0 and len(hits) < 50:
-        hits.append(at)
-        at = page.find(quote, at + 1)
-    if hits:
-        return min(hits, key=lambda h: abs(h - (near or 0)))
-    words = quote.split()
-    if not words:
-        return None
-    found = re.search(r"\s+".join(re.escape(w) for w in words), page)
-    return found.start() if found else None
-
-
-def text_of_page(conn: Connection, document_id: int, page: int) -> str | None:
-    """A page's stored text (what a highlight's span counts in)."""
-    got = chunks.get_page(conn, document_id, page)
-    return None if got is None else str(got["text"])

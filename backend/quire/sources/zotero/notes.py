@@ -24,7 +24,7 @@ from sqlalchemy import Connection, select
 from quire.config import Settings
 from quire.ingest import notes as indexing
 from quire.sources.zotero.items import Annotation
-from quire.storage import notes
+from quire.storage import note_sync, notes
 from quire.storage.db import Database
 from quire.storage.schema import pages
 
@@ -75,7 +75,7 @@ def sync_annotations(
     their vectors (a re-embed job: the worker embeds every chunk without one)."""
     changed: list[int] = []
     with db.write() as conn:
-        have = notes.imported(conn, document_id)
+        have = note_sync.imported(conn, document_id)
         for a in annotations:
             fields = _fields(conn, document_id, a)
             row = have.pop(a.key, None)
@@ -92,14 +92,14 @@ def sync_annotations(
                 )
                 counts.added += 1
                 changed.append(note_id)
-            elif notes.set_imported(conn, row, fields, a.type):
+            elif note_sync.set_imported(conn, row, fields, a.type):
                 counts.updated += 1
                 changed.append(int(row.id))
             else:
                 counts.unchanged += 1
         for row in have.values():
             notes.drop_index(conn, [row.index_id])
-            notes.remove(conn, int(row.id))
+            note_sync.remove(conn, int(row.id))
             counts.removed += 1
     for note_id in changed:
         indexing.index(db, settings, None, note_id)  # vectors: a re-embed job for the worker
