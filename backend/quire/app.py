@@ -22,6 +22,7 @@ from quire.api.routes import (
     library,
     links,
     models,
+    notes,
     openai_compat,
     perplexity,
     search,
@@ -85,6 +86,7 @@ def create_app(
     for module in (
         links,
         documents,
+        notes,
         library,
         jobs,
         search,

@@ -121,6 +121,15 @@ BENCHES: dict[str, Bench] = {
         "Complexity, 244 pages of which 13 need OCR) and a query from its second half.",
         r.render_searchable,
     ),
+    "notes": Bench(
+        "Notes: saved and found",
+        ".venv/bin/python bench/notes.py --runs 10",
+        "`POST /api/notes` through the app on a library holding one PDF: a note of a sentence, "
+        "of a page, and at the 100 KB limit (embedded by the worker, not in the request), each "
+        "searched for by its own word right after (three legs, no reranker). See "
+        "[Notes](../using/notes.md#measured).",
+        r.render_notes,
+    ),
     "embed": Bench(
         "Embedding",
         ".venv/bin/python bench/embed.py --optimized --static",

@@ -561,3 +561,22 @@ def render_mcp(data: list[Run]) -> Lines:
             "",
         ]
     return out
+
+
+def render_notes(data: list[Run]) -> Lines:
+    out: Lines = []
+    for run in newest_first(data):
+        out += run_header(run, command("bench/notes.py", {"runs": run.get("runs")}))
+        out += table(
+            {
+                "note": name,
+                "bytes": num(r.get("bytes")),
+                "save p50, ms": num(r.get("save_ms_p50")),
+                "save max, ms": num(r.get("save_ms_max")),
+                "save CPU p50, ms": num(r.get("save_cpu_ms_p50")),
+                "search p50, ms": num(r.get("search_ms_p50")),
+                "found by the first search": str(r.get("found_first")),
+            }
+            for name, r in (run.get("results") or {}).items()
+        )
+    return out

@@ -37,6 +37,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 SERVICE_TOKEN = "service-token-for-the-team-0123456789"
 ALICE_SECRET = "# Diary\n\nThe zanzibarite crystal hums at midnight in the east lab.\n"
 BOB_SECRET = "# Notes\n\nThe quokkalith fossil rests under the oak desk.\n"
+NOTE_SECRET = "marshglow"  # in Alice's private note only
 TEAM_PLAN = "# Plan\n\nThe heron project meets every Tuesday by the weir.\n"
 
 
@@ -50,6 +51,7 @@ class Team:
     jobs: dict[str, int] = field(default_factory=dict)
     conversations: dict[str, int] = field(default_factory=dict)  # user -> conversation id
     answers: dict[str, int] = field(default_factory=dict)  # user -> assistant message id
+    notes: dict[str, int] = field(default_factory=dict)  # alice's private note, shared note
 
     clients: dict[str, httpx.Client] = field(default_factory=dict)
 
@@ -97,6 +99,18 @@ def _fill(t: Team) -> None:
         )
 
     wait_until(ready, 180, "the three documents to be ready")
+    # Alice's notes on the team document (issue 37): a private one, with her secret word, and
+    # one she shares; the searches and answers below never show Bob the first.
+    for key, body, vis in (
+        ("private", f"My {NOTE_SECRET} thought on the plan.", None),
+        ("shared", "The team meets by the weir on Tuesdays.", "team"),
+    ):
+        r = alice.post(
+            "/api/notes",
+            json={"document_id": t.docs["team"], "page": 1, "body": body, "visibility": vis},
+        )
+        assert r.status_code == 201, r.text
+        t.notes[key] = r.json()["id"]
     for who, c, question in (
         ("alice", alice, "What hums at midnight?"),
         ("bob", bob, "Where is the fossil?"),
@@ -140,6 +154,7 @@ def _not_found(r: httpx.Response) -> None:
     assert r.status_code == 404, (r.request.method, r.request.url, r.status_code, r.text)
     assert_error_shape(r.json(), 404, "not_found")
     assert "zanzibarite" not in r.text and "alice-diary" not in r.text
+    assert NOTE_SECRET not in r.text
 
 
 def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
@@ -150,6 +165,7 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
     def no_secret(r: httpx.Response) -> None:
         assert r.status_code < 500, r.text
         assert "zanzibarite" not in r.text and "alice-diary" not in r.text, r.text
+        assert NOTE_SECRET not in r.text, r.text
 
     def documents() -> None:
         r = bob.get("/api/documents")
@@ -215,6 +231,27 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         r = bob.get("/api/library/sources")
         assert sum(o["documents"] for o in r.json()["origins"]) == 2, r.json()
 
+    def notes() -> None:
+        r = bob.get("/api/notes")
+        ids = {n["id"] for n in r.json()["notes"]}
+        assert team.notes["shared"] in ids and team.notes["private"] not in ids, ids
+        no_secret(r)
+        r = bob.get("/api/notes", params={"q": NOTE_SECRET})
+        assert r.json()["total"] == 0
+        r = bob.post("/api/search", json={"query": f"{NOTE_SECRET} thought"})
+        assert NOTE_SECRET not in str(r.json()["hits"])
+
+    def add_note() -> None:
+        _not_found(bob.post("/api/notes", json={"document_id": a_doc, "page": 1, "body": "x"}))
+
+    def export_notes() -> None:
+        r = bob.get("/api/notes/export", params={"document_id": team.docs["team"]})
+        assert r.status_code == 200 and "weir on Tuesdays" in r.text
+        no_secret(r)
+        _not_found(bob.get("/api/notes/export", params={"document_id": a_doc}))
+
+    private_note = f"/api/notes/{team.notes['private']}"
+
     def me() -> None:
         assert bob.get("/api/me").json() == {
             "mode": "people",
@@ -232,6 +269,9 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
                 assert "does not exist" in failed(page, "not_found")
                 answer = ok(await client.call_tool("ask", {"question": "What hums?", "llm": False}))
                 assert "zanzibarite" not in str(answer)
+                listed = ok(await client.call_tool("list_notes", {}))
+                assert team.notes["shared"] in {n["id"] for n in listed["notes"]}
+                assert NOTE_SECRET not in str(listed)
 
         run(main)
 
@@ -284,6 +324,14 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         ("GET", "/api/jobs/{job_id}/events"): lambda: _not_found(
             bob.get(f"/api/jobs/{a_job}/events")
         ),
+        ("GET", "/api/notes"): notes,
+        ("POST", "/api/notes"): add_note,
+        ("GET", "/api/notes/export"): export_notes,
+        ("GET", "/api/notes/{note_id}"): lambda: _not_found(bob.get(private_note)),
+        ("PATCH", "/api/notes/{note_id}"): lambda: _not_found(
+            bob.patch(private_note, json={"body": "mine"})
+        ),
+        ("DELETE", "/api/notes/{note_id}"): lambda: _not_found(bob.delete(private_note)),
         ("POST", "/api/search"): search,
         ("POST", "/api/chat"): chat,
         ("GET", "/api/conversations"): conversations,

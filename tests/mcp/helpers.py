@@ -21,7 +21,7 @@ from mcp_types import CallToolResult, TextResourceContents
 from tests.e2e.helpers import env_for
 
 T = TypeVar("T")
-TOOLS = {"search", "ask", "get_page", "list_documents", "ingest"}
+TOOLS = {"search", "ask", "get_page", "list_documents", "list_notes", "ingest"}
 
 
 def run(main: Callable[[], Awaitable[T]], timeout: float = 120) -> T:

@@ -309,7 +309,7 @@ def test_the_set_up_doc_shows_exactly_what_print_config_prints() -> None:
         http = clients.http_config(client, "http://127.0.0.1:8080/mcp", "<QUIRE_API_TOKEN>")
         assert clients.stdio_config(client, launch) in doc, client
         assert http in doc, client
-    for tool in ("search", "ask", "get_page", "list_documents", "ingest"):
+    for tool in ("search", "ask", "get_page", "list_documents", "list_notes", "ingest"):
         assert f"| `{tool}` |" in doc
     for name in ("QUIRE_MCP_INGEST", "QUIRE_MCP_INGEST_DIRS", "QUIRE_MCP_INGEST_URLS"):
         assert f"`{name}=" in doc

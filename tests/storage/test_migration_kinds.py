@@ -1,6 +1,6 @@
-"""Migrations 0017 (the Office kinds), 0018 (``image``) and 0019 (``web``): the documents.kind
-CHECK admits the new kinds in place (as 0006 did): rows, pages, chunks and their FTS rows
-survive; the downgrade drops only documents of the new kinds."""
+"""Migrations 0017 (the Office kinds), 0018 (``image``), 0019 (``web``) and 0020 (``note``):
+the documents.kind CHECK admits the new kinds in place (as 0006 did): rows, pages, chunks and
+their FTS rows survive; the downgrade drops only documents of the new kinds."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ INSERT_DOC = (
         ("0016", "0017", "pdf", ("docx", "odt", "pptx", "odp", "xlsx", "ods"), "doc"),
         ("0017", "0018", "docx", ("image",), "gif"),
         ("0018", "0019", "image", ("web",), "html"),
+        ("0019", "0020", "web", ("note",), "notes"),
     ],
-    ids=["0017-office", "0018-image", "0019-web"],
+    ids=["0017-office", "0018-image", "0019-web", "0020-note"],
 )
 def test_the_new_kinds_are_admitted_and_the_rest_kept(
     tmp_path: Path,

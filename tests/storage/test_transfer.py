@@ -12,14 +12,22 @@ from sqlalchemy import text
 from quire.config import Settings
 from quire.retrieval import dense
 from quire.retrieval.filters import Filter
-from quire.storage import conversations, people
+from quire.storage import conversations, notes, people
 from quire.storage.backends import pg_bulk
 from quire.storage.backends.postgres import PostgresDatabase
+from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from tests import legs
 from tests.e2e.helpers import quire
 from tests.pg import PgServer
 from tests.retrieval.conftest import LIBRARY, ingest_library
+
+
+def index_page_of(db: Database, note: int) -> tuple[int, str]:
+    """The index document of a note and its indexed text (written if missing)."""
+    with db.write() as conn:
+        index_id, page = notes.index_page(conn, note)
+    return index_id, page.text
 
 
 def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: PgServer) -> None:
@@ -29,6 +37,8 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
         conversations.add_message(conn, conv, "user", "What does section 1201 prohibit?")
         people.add_user(conn, "ada", admin=True)
         _, token = people.issue_token(conn, "ada", "laptop")
+        note = notes.create(conn, {"document_id": 1, "page": 1, "body": "moved with it"})
+    note_index = index_page_of(sqlite, note)
     url = pg_server.create_database()
     try:
         r = quire(settings.data_dir, "migrate-to-postgres", url, timeout=600)
@@ -40,7 +50,7 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
         raw.dispose()
         postgres = open_database(Settings(data_dir=tmp_path / "pg", database_url=url))
         tables = ("users", "api_tokens", "documents", "pages", "page_chunks", "ingest_jobs")
-        tables += ("messages",)
+        tables += ("messages", "notes")
         for table in tables:
             with sqlite.read() as a, postgres.read() as b:
                 rows = f"SELECT * FROM {table} ORDER BY id"
@@ -67,6 +77,8 @@ def test_a_sqlite_library_moves_to_postgresql_whole(tmp_path: Path, pg_server: P
         # New rows get new ids after the copied ones; Ada's token still signs her in.
         with postgres.write() as conn:
             assert conversations.create(conn, "next") > conv
+            assert notes.get_note(conn, note)["body"] == "moved with it"
+            assert index_page_of(postgres, note) == note_index
             reader = people.reader_for(conn, token)
             assert reader is not None and reader.name == "ada" and reader.admin
         postgres.dispose()

@@ -46,6 +46,7 @@ COMMANDS = {
     "import": "quire.cli.imports:import_group",
     "migrate-to-postgres": "quire.cli.postgres:migrate_to_postgres",
     "users": "quire.cli.users:users_group",
+    "notes": "quire.cli.notes:notes_group",
 }
 
 

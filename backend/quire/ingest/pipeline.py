@@ -21,7 +21,7 @@ from quire.formats.types import Extracted
 from quire.ingest import rendition
 from quire.ingest.chunking import chunk_pages
 from quire.ingest.isolate import extract_isolated
-from quire.storage import chunks, jobs, vectors
+from quire.storage import chunks, jobs, note_sync, vectors
 from quire.storage.db import Database
 from quire.storage.documents import mark_embedded, original, record_extraction, set_status
 from quire.storage.schema import documents
@@ -180,6 +180,7 @@ def _write(
         if conn.execute(select(documents.c.id).where(documents.c.id == doc_id)).first() is None:
             raise NotFound(f"document {doc_id} was deleted")
         stats = chunks.replace(conn, doc_id, extracted.pages, new_chunks)
+        note_sync.relocate(conn, doc_id, extracted.pages)  # highlights found again, never lost
         record_extraction(
             conn,
             doc_id,

@@ -21,7 +21,7 @@ from quire.mcp.citations import Links, citation, document_uri, page_uri
 from quire.retrieval.hits import Hit
 from quire.retrieval.options import SearchOptions
 from quire.runtime import Runtime
-from quire.storage import chunks, documents, records
+from quire.storage import chunks, documents, notes, records
 from quire.storage.records import DocumentStatus, Kind
 from quire.synthesis.events import Source
 
@@ -256,3 +256,27 @@ def document_json(rt: Runtime, document_id: int) -> str:
     out = _document_out(doc, source).model_dump(mode="json")
     out.update(metadata=doc["metadata"], job=doc.get("job"), pages=pages)
     return json.dumps(out, default=str, ensure_ascii=False, indent=1)
+
+
+def list_notes(
+    rt: Runtime,
+    *,
+    document_id: int | None = None,
+    tag: str | None = None,
+    text: str | None = None,
+    limit: int = 100,
+) -> schemas.NoteList:
+    """The user's notes they may read (their own, the team's shared ones), filtered."""
+    flt = notes.NoteFilter(document_id=document_id, tag=tag, q=text)
+    with rt.db.read() as conn:
+        found, total = notes.list_notes(conn, flt, limit=limit)
+    return schemas.NoteList(
+        notes=[
+            schemas.Note(
+                **{k: n[k] for k in schemas.Note.model_fields if k in n},
+                citation=f"{n['document_title'] or 'Saved answer'}, {n['place']}",
+            )
+            for n in found
+        ],
+        total=total,
+    )

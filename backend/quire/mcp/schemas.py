@@ -154,3 +154,26 @@ class Failure(BaseModel):
     """An error result's structured content (its text says the same in words)."""
 
     error: ErrorBody
+
+
+class Note(BaseModel):
+    """One of the user's highlights or notes (docs/using/notes.md)."""
+
+    id: int
+    document_id: int | None = Field(description="The document it is on (null: a kept answer).")
+    document_title: str | None
+    page: int | None = Field(description=_PAGE)
+    citation: str = Field(description='How to cite it: "Title, your note on p. 45".')
+    quote: str = Field(description="The highlighted passage (may be empty: a note on a page).")
+    body: str = Field(description="The note itself, Markdown.")
+    tags: list[str]
+    status: Literal["ok", "moved", "orphaned"] = Field(
+        description="orphaned: the quote is no longer on its page (the document changed)."
+    )
+    origin: Literal["quire", "zotero"]
+    updated_at: datetime
+
+
+class NoteList(BaseModel):
+    notes: list[Note] = Field(description="By document and page.")
+    total: int = Field(description="How many match (notes may be fewer).")

@@ -1,4 +1,4 @@
-"""The MCP server over an open library: five tools and two resources, built around a Runtime.
+"""The MCP server over an open library: six tools and two resources, built around a Runtime.
 
     async with Runtime.open(settings) as rt:
         await build_server(rt).run_stdio_async()        # `quire mcp`; /mcp: mcp/http.py
@@ -227,6 +227,32 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 source=source,
                 text=text,
                 limit=limit,
+            ),
+            ctx,
+        )
+
+    @server.tool(title="List my notes", annotations=READS)
+    async def list_notes(
+        ctx: Context,
+        document_id: Annotated[
+            Id | None, Field(description="Only the notes on this document.")
+        ] = None,
+        tag: Annotated[str | None, Field(max_length=200, description="Only this tag.")] = None,
+        text: Annotated[
+            str | None,
+            Field(
+                max_length=1000, description="Only notes whose quote, text or tags has these words."
+            ),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+    ) -> Annotated[CallToolResult, schemas.NoteList]:
+        """The user's own highlights and notes (and their team's shared ones): the quote, the
+        note, its tags and where it is ("your note on p. 45"). Search and ask find them too
+        (kind "note")."""
+        return await _result(
+            "list_notes",
+            asyncio.to_thread(
+                library.list_notes, rt, document_id=document_id, tag=tag, text=text, limit=limit
             ),
             ctx,
         )

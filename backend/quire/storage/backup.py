@@ -110,7 +110,10 @@ def _snapshot(db_path: Path, vec_path: Path, dest: Path) -> None:
 
 def _documents(db_path: Path) -> list[tuple[int, str, str]]:
     with connect(db_path) as conn:
-        rows = conn.execute("SELECT id, sha256, stored_path FROM documents ORDER BY id").fetchall()
+        # Notes' index documents (storage/notes.py) have no file: their note is in the database.
+        rows = conn.execute(
+            "SELECT id, sha256, stored_path FROM documents WHERE kind <> 'note' ORDER BY id"
+        ).fetchall()
     return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import ColumnElement, Connection, func, select, text, update
 from sqlalchemy import insert as insert_
 
 from quire.errors import NotFound, OriginalMissing, StoreUnavailable
-from quire.storage import access, chunks, jobs, vectors
+from quire.storage import access, chunks, jobs, notes, vectors
 from quire.storage.db import Database, dialect
 from quire.storage.records import VISIBLE_SQL, Kind
 from quire.storage.schema import documents, ingest_jobs, users, utcnow
@@ -265,7 +265,8 @@ def language_counts(conn: Connection) -> LanguageCounts:
     ).all()
     undetected = conn.execute(
         text(
-            "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready'"
+            "SELECT count(*) FROM documents WHERE language IS NULL AND status = 'ready' "
+            "AND kind <> 'note'"  # notes' index documents (storage/notes.py) have none
             + access.where(readable)
         ),
         params,
@@ -379,14 +380,17 @@ def _owners(conn: Connection) -> dict[int, str]:
 
 
 def list_documents(conn: Connection) -> list[dict[str, Any]]:
-    """Every document the reader may read, newest first, with its latest job."""
+    """Every document the reader may read, newest first, with its latest job (not the notes'
+    index documents: storage/notes.py)."""
     latest = select(func.max(ingest_jobs.c.id)).group_by(ingest_jobs.c.document_id)
     by_doc = {
         r.document_id: jobs.from_row(r)
         for r in conn.execute(select(ingest_jobs).where(ingest_jobs.c.id.in_(latest)))
     }
     rows = conn.execute(
-        select(documents).where(access.readable_documents()).order_by(documents.c.id.desc())
+        select(documents)
+        .where(access.readable_documents(), documents.c.kind != "note")
+        .order_by(documents.c.id.desc())
     ).all()
     owners = _owners(conn)
     return [_doc_dict(r, by_doc.get(r.id), owners) for r in rows]
@@ -474,6 +478,7 @@ def delete_document(db: Database, document_id: int) -> None:
     """Delete a document, its chunks, vectors, jobs and stored file."""
     with db.write() as conn:
         row = changeable(conn, document_id, documents.c.stored_path, documents.c.sha256)
+        notes.delete_for_document(conn, document_id)  # its notes go with it
         chunks.delete_document_chunks(conn, document_id)
         conn.execute(documents.delete().where(documents.c.id == document_id))
     Path(row.stored_path).unlink(missing_ok=True)

@@ -20,7 +20,7 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 Kind = Literal[
     "pdf", "epub", "perplexity", "markdown", "text", "chatgpt", "claude",
-    "docx", "odt", "pptx", "odp", "xlsx", "ods", "image", "web",
+    "docx", "odt", "pptx", "odp", "xlsx", "ods", "image", "web", "note",
 ]  # fmt: skip
 KINDS: tuple[Kind, ...] = get_args(Kind)
 #: Office kinds: a page's label, when it has one, is its whole citation ("slide 14 · Results",
@@ -29,8 +29,9 @@ OFFICE_KINDS: tuple[Kind, ...] = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
 #: Kinds whose pages are the turns of a conversation, with the web sources each turn cites.
 TURN_KINDS: tuple[Kind, ...] = ("perplexity", "chatgpt", "claude")
 #: Kinds whose label, when a page has one, is its whole citation: Office files and saved web
-#: pages ("The Four Golden Signals, ¶ 3–7": formats/web.py).
-LABELLED_KINDS: tuple[Kind, ...] = (*OFFICE_KINDS, "web")
+#: pages ("The Four Golden Signals, ¶ 3–7": formats/web.py) and the user's notes ("your note
+#: on p. 45": storage/notes.py).
+LABELLED_KINDS: tuple[Kind, ...] = (*OFFICE_KINDS, "web", "note")
 #: Where a page's text came from.
 PageSource = Literal["text_layer", "ocr", "markdown", "epub", "text", "office", "web"]
 #: Where a document came from (``documents.origin``, generated: storage/schema.py ORIGIN_SQL).
@@ -64,6 +65,7 @@ UNITS: dict[Kind, str] = {
     "ods": "sheet",
     "image": "p.",  # a frame of the file: "p. 2" of a two-page TIFF scan
     "web": "section",  # a saved web page: labelled "The Four Golden Signals, ¶ 3–7"
+    "note": "p.",  # the user's note, labelled "your note on p. 45" (storage/notes.py)
 }
 
 

@@ -240,6 +240,44 @@ chat_feedback = Table(
 )
 Index("ix_chat_feedback_message", chat_feedback.c.message_id)
 
+#: Highlights and notes (storage/notes.py, docs/using/notes.md): on a document's page (a span
+#: of its stored text, the quote, boxes on the rendered page), on a page alone, or an answer
+#: kept (its conversation); ``index_id`` is the hidden ``note`` document that makes it
+#: searchable. A note goes with its document. Migration 0020.
+notes = Table(
+    "notes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("document_id", Integer, ForeignKey("documents.id", ondelete="CASCADE")),
+    Column("page", Integer),
+    Column("span_start", Integer),
+    Column("span_end", Integer),
+    Column("quote", Text, nullable=False, server_default=""),
+    Column("boxes", JSON),
+    Column("color", Text),
+    Column("tags", JSON, nullable=False, server_default="[]"),
+    Column("body", Text, nullable=False, server_default=""),
+    Column("origin", Text, nullable=False, server_default="quire"),
+    Column("zotero_key", Text),
+    Column("annotation_type", Text),
+    Column("status", Text, nullable=False, server_default="ok"),
+    Column("owner_id", Integer, ForeignKey("users.id")),
+    Column("visibility", Text, nullable=False, server_default="team"),
+    Column("conversation_id", Integer, ForeignKey("conversations.id", ondelete="SET NULL")),
+    Column("message_id", Integer),
+    Column("index_id", Integer, ForeignKey("documents.id", ondelete="SET NULL")),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    CheckConstraint("origin IN ('quire','zotero')", name="ck_notes_origin"),
+    CheckConstraint("status IN ('ok','moved','orphaned')", name="ck_notes_status"),
+    CheckConstraint(_one_of("visibility", get_args(Visibility)), name="ck_notes_visibility"),
+    sqlite_autoincrement=True,
+)
+Index("ix_notes_document", notes.c.document_id, notes.c.page)
+Index("ix_notes_owner", notes.c.owner_id)
+Index("ix_notes_zotero_key", notes.c.zotero_key)
+Index("ix_notes_index", notes.c.index_id)
+
 #: One import or folder pass (``source``: chatgpt, claude, perplexity, zotero, folder) of one
 #: ``location`` (an export's path, a folder, a Zotero data directory), with what it did; the
 #: Settings page shows the last of each. Migration 0007.

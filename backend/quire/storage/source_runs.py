@@ -91,7 +91,8 @@ def library_sources(conn: Connection, watch_dirs: list[Path]) -> dict[str, Any]:
         for r in conn.execute(
             text(
                 "SELECT origin, count(*), coalesce(sum(chunk_count), 0) FROM documents "
-                f"WHERE 1 = 1{access.where(readable)} GROUP BY origin ORDER BY 2 DESC, 1"
+                # Not the notes' index documents (storage/notes.py): notes are no source.
+                f"WHERE kind <> 'note'{access.where(readable)} GROUP BY origin ORDER BY 2 DESC, 1"
             ),
             params,
         )

@@ -27,6 +27,7 @@ from quire.storage.schema import (
     documents,
     ingest_jobs,
     messages,
+    notes,
     page_chunks,
     pages,
     source_runs,
@@ -44,6 +45,7 @@ TABLES: tuple[Table, ...] = (
     conversations,
     messages,
     chat_feedback,
+    notes,
     source_runs,
 )
 BATCH = 2_000

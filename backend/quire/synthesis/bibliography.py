@@ -74,6 +74,9 @@ class Work:
     #: The key the document's source gives it (a Zotero citation key); kept as it is.
     citation_key: str | None = None
     key: str = ""
+    #: The reader's notes on the document, one paragraph each ("p. 12: “quote” note"):
+    #: BibTeX's ``annote``, CSL's ``annote`` (docs/using/notes.md).
+    annotations: list[str] = field(default_factory=list)
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -202,6 +205,9 @@ def to_bibtex(works: list[Work]) -> str:
             encoded.set_field(model.Field("url", _verbatim(work.url)))
         if work.accessed and work.url:
             encoded.set_field(model.Field("urldate", work.accessed))
+        if work.annotations:
+            note = model.Entry("misc", "x", [model.Field("annote", "\n\n".join(work.annotations))])
+            encoded.set_field(encoder.transform(Library([note])).entries[0].fields_dict["annote"])
         library.add(encoded)
     return write_string(library) if works else ""
 
@@ -257,6 +263,8 @@ def to_csl(works: list[Work]) -> list[dict[str, Any]]:
             item["issue"] = work.number
         if work.url:
             item["URL"] = work.url
+        if work.annotations:
+            item["annote"] = "\n\n".join(work.annotations)
         if work.accessed and work.kind in ("perplexity", "web"):
             y, m, d = (int(p) for p in work.accessed.split("-"))
             item["accessed"] = {"date-parts": [[y, m, d]]}

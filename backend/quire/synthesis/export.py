@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from sqlalchemy import Connection
 
 from quire.errors import InputError, NotFound
-from quire.storage import conversations
+from quire.storage import conversations, notes
 from quire.storage.documents import get_document
 from quire.storage.records import printed_label
 from quire.synthesis.bibliography import Work, assign_keys, to_bibtex, to_csl
@@ -100,10 +100,32 @@ def load_answer(conn: Connection, message_id: int) -> AnswerExport:
     references.sort(key=lambda r: r.source.n)
     ordered = list(works.values())
     for work in ordered:
+        work.annotations = notes_on(conn, work.document_id)
+    for work in ordered:
         cited_pages = pages.get(work.document_id, {})
         work.pages = [cited_pages[p] for p in sorted(cited_pages)]
     assign_keys(ordered)
     return AnswerExport(message_id, message["question"], answer, references, ordered)
+
+
+def notes_on(conn: Connection, document_id: int) -> list[str]:
+    """The reader's notes on a document, as a bibliography's annotation: one paragraph each,
+    "p. 12: “the quote” the note #tag" (only the notes the reader may read)."""
+    found, _ = notes.list_notes(conn, notes.NoteFilter(document_id=document_id), limit=500)
+    out = []
+    for n in found:
+        where = n["place"].removeprefix("your note on ") if n["page"] else "note"
+        text = " ".join(
+            p
+            for p in (
+                f"“{' '.join(n['quote'].split())}”" if n["quote"] else "",
+                " ".join(n["body"].split()),
+                " ".join(f"#{t}" for t in n["tags"]),
+            )
+            if p
+        )
+        out.append(f"{where}: {text}")
+    return out
 
 
 def _work(conn: Connection, source: Source, accessed: str | None) -> Work:

@@ -27,6 +27,7 @@ const KIND_NAMES: Record<Kind, true> = {
   ods: true,
   image: true,
   web: true,
+  note: true,
 }
 export const KINDS = Object.keys(KIND_NAMES) as Kind[]
 

@@ -208,6 +208,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notes
+         * @description The notes you may read: yours, and your team's shared ones.
+         */
+        get: operations["list_notes_api_notes_get"];
+        put?: never;
+        /**
+         * Create Note
+         * @description A highlight (document, page, span, quote, boxes), a note on a page, or an answer kept
+         *     (conversation_id, message_id): searchable when this returns.
+         */
+        post: operations["create_note_api_notes_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notes/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Notes
+         * @description A document's notes as one Markdown file with YAML front matter (Obsidian).
+         */
+        get: operations["export_notes_api_notes_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Note */
+        get: operations["get_note_api_notes__note_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete Note */
+        delete: operations["delete_note_api_notes__note_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit Note
+         * @description Edit a note you wrote (an admin: a team note); indexed again when this returns.
+         */
+        patch: operations["edit_note_api_notes__note_id__patch"];
+        trace?: never;
+    };
     "/api/library/languages": {
         parameters: {
             query?: never;
@@ -632,6 +699,20 @@ export interface components {
             visibility: "team" | "private";
         };
         /**
+         * Box
+         * @description A rectangle on the rendered page, in fractions of its width and height (0..1).
+         */
+        Box: {
+            /** X */
+            x: number;
+            /** Y */
+            y: number;
+            /** W */
+            w: number;
+            /** H */
+            h: number;
+        };
+        /**
          * ChatEvent
          * @description Any event, told apart by its ``event`` name: the stream's schema, and its parser
          *     (``ChatEvent.model_validate_json(data).root``).
@@ -663,7 +744,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -904,7 +985,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note";
             /** Title */
             title: string | null;
             /** Author */
@@ -1185,7 +1266,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note";
             /** Page */
             page: number;
             /**
@@ -1588,6 +1669,151 @@ export interface components {
             };
             reranker: components["schemas"]["RerankerOut"];
         };
+        /** NoteIn */
+        NoteIn: {
+            /** Document Id */
+            document_id?: number | null;
+            /** Page */
+            page?: number | null;
+            /**
+             * Span Start
+             * @description Where the highlight starts in the page's stored text.
+             */
+            span_start?: number | null;
+            /** Span End */
+            span_end?: number | null;
+            /**
+             * Quote
+             * @description The highlighted text.
+             */
+            quote?: string | null;
+            /** Boxes */
+            boxes?: components["schemas"]["Box"][] | null;
+            /** Color */
+            color?: string | null;
+            /** Tags */
+            tags?: string[] | null;
+            /**
+             * Body
+             * @description Markdown, up to 100 KB (413 beyond); rendered sanitised.
+             */
+            body?: string | null;
+            /**
+             * Visibility
+             * @description private (a person's default) or team.
+             */
+            visibility?: ("team" | "private") | null;
+            /**
+             * Conversation Id
+             * @description Keep an answer: its conversation.
+             */
+            conversation_id?: number | null;
+            /**
+             * Message Id
+             * @description The answer kept (default: the latest).
+             */
+            message_id?: number | null;
+        };
+        /** NoteList */
+        NoteList: {
+            /** Notes */
+            notes: components["schemas"]["NoteOut"][];
+            /** Total */
+            total: number;
+        };
+        /** NoteOut */
+        NoteOut: {
+            /** Id */
+            id: number;
+            /** Document Id */
+            document_id: number | null;
+            /** Document Title */
+            document_title: string | null;
+            /** Page */
+            page: number | null;
+            /** Page Label */
+            page_label: string | null;
+            /**
+             * Place
+             * @description How a citation names it: "your note on p. 45".
+             */
+            place: string | null;
+            /** Span Start */
+            span_start: number | null;
+            /** Span End */
+            span_end: number | null;
+            /** Quote */
+            quote: string;
+            /** Boxes */
+            boxes: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Color */
+            color: string | null;
+            /** Tags */
+            tags: string[];
+            /** Body */
+            body: string;
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "quire" | "zotero";
+            /** Zotero Key */
+            zotero_key: string | null;
+            /** Annotation Type */
+            annotation_type: string | null;
+            /**
+             * Status
+             * @description ok; moved (its page was read again and the quote found elsewhere on it); orphaned (the quote is no longer on its page: kept, with its quote).
+             * @enum {string}
+             */
+            status: "ok" | "moved" | "orphaned";
+            /**
+             * Visibility
+             * @enum {string}
+             */
+            visibility: "team" | "private";
+            /** Owner */
+            owner: string | null;
+            /** Can Change */
+            can_change: boolean;
+            /** Conversation Id */
+            conversation_id: number | null;
+            /** Message Id */
+            message_id: number | null;
+            /** Searchable */
+            searchable: boolean;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** NotePatch */
+        NotePatch: {
+            /** Quote */
+            quote?: string | null;
+            /** Span Start */
+            span_start?: number | null;
+            /** Span End */
+            span_end?: number | null;
+            /** Boxes */
+            boxes?: components["schemas"]["Box"][] | null;
+            /** Color */
+            color?: string | null;
+            /** Tags */
+            tags?: string[] | null;
+            /** Body */
+            body?: string | null;
+            /** Visibility */
+            visibility?: ("team" | "private") | null;
+        };
         /** OAIMessage */
         OAIMessage: {
             /**
@@ -1638,7 +1864,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note";
             /** Page */
             page: number;
             /**
@@ -1690,7 +1916,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note";
             /** Page */
             page: number;
             /**
@@ -2001,7 +2227,7 @@ export interface components {
              * @description Only these kinds (default: all).
              * @default []
              */
-            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web")[];
+            kinds: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note")[];
             /**
              * Languages
              * @description Document languages to search (empty: all)
@@ -2133,7 +2359,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web";
+            kind: "pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note";
             /**
              * Page
              * @description 1-based page (PDF), section (EPUB) or turn (Perplexity).
@@ -2451,7 +2677,7 @@ export interface components {
             /** Job Id */
             job_id?: number | null;
             /** Kind */
-            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web") | null;
+            kind?: ("pdf" | "epub" | "perplexity" | "markdown" | "text" | "chatgpt" | "claude" | "docx" | "odt" | "pptx" | "odp" | "xlsx" | "ods" | "image" | "web" | "note") | null;
             error?: components["schemas"]["UploadError"] | null;
         };
         /** UseIn */
@@ -3205,6 +3431,393 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_notes_api_notes_get: {
+        parameters: {
+            query?: {
+                document_id?: number | null;
+                tag?: string | null;
+                since?: string | null;
+                until?: string | null;
+                /** @description Words in the note */
+                q?: string | null;
+                origin?: ("quire" | "zotero") | null;
+                status?: ("ok" | "moved" | "orphaned") | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_note_api_notes_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoteIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_notes_api_notes_export_get: {
+        parameters: {
+            query: {
+                document_id: number;
+                base_url?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_note_api_notes__note_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                note_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    delete_note_api_notes__note_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                note_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    edit_note_api_notes__note_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                note_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

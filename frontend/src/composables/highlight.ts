@@ -4,8 +4,9 @@
 export interface Range {
   start: number
   end: number
-  /** `heading`: a saved web page's heading line, shown as a heading, not as a highlight. */
-  kind: 'passage' | 'quote' | 'hit' | 'heading'
+  /** `heading`: a saved web page's heading line, shown as a heading, not as a highlight;
+   * `note`: the reader's own highlight (docs/using/notes.md). */
+  kind: 'passage' | 'quote' | 'hit' | 'heading' | 'note'
 }
 
 export interface Segment {

@@ -242,7 +242,7 @@ export function matchWords(words: OcrWord[], quote: string): number[] {
 
 /** A box over an OCR word of a cited passage, in % of the page (so it scales with the page). */
 export interface OcrBox {
-  kind: 'passage' | 'quote'
+  kind: 'passage' | 'quote' | 'note'
   left: string
   top: string
   width: string

@@ -32,6 +32,12 @@ const router = createRouter({
       meta: { title: 'Source' },
     },
     {
+      path: '/notes',
+      name: 'notes',
+      component: () => import('@/views/NotesView.vue'),
+      meta: { title: 'Notes' },
+    },
+    {
       path: '/upload',
       name: 'upload',
       component: () => import('@/views/UploadView.vue'),

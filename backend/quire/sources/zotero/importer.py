@@ -12,7 +12,9 @@ key. Re-running reads only what changed: a file whose size and mtime are as reco
 hashed again, a changed file becomes a new version (only its changed chunks are embedded), an
 item whose metadata changed is updated in place, without reading its file again. Reading a
 whole library (its database), an item that has left it (deleted, in the trash) is hidden from
-search like a file removed from a watched folder, and comes back if it returns.
+search like a file removed from a watched folder, and comes back if it returns. From a
+database, each attachment's annotations become notes on its pages, mirrored on every re-import
+(sources/zotero/notes.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from sqlalchemy import select, text
 from quire.config import Settings
 from quire.errors import QuireError
 from quire.ingest.intake import add_file
+from quire.sources.zotero.notes import AnnotationCounts, sync_annotations
 from quire.sources.zotero.read import Attachment, Item, Library, read_library
 from quire.storage import documents, source_runs
 from quire.storage.db import Database, json_text
@@ -60,6 +63,8 @@ class ZoteroSummary:
     note: str | None = None
     #: Ingest jobs queued (job id -> file name), for ``--wait``.
     jobs: dict[int, str] = field(default_factory=dict)
+    #: The attachments' annotations, as notes (sources/zotero/notes.py).
+    annotations: AnnotationCounts = field(default_factory=AnnotationCounts)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -76,6 +81,7 @@ class ZoteroSummary:
             "skipped": [{"item": w, "reason": r} for w, r in self.skipped],
             "note": self.note,
             "jobs": sorted(self.jobs),
+            "annotations": self.annotations.as_dict(),
         }
 
 
@@ -145,6 +151,12 @@ def import_zotero(
         _one(db, settings, library, item, att, key, (st.st_size, st.st_mtime_ns), summary)
     if progress:
         progress(len(files), len(files), "")
+    if library.format == "sqlite":  # exports carry no annotations: their notes are left alone
+        for item, att in files:
+            key = source_key(item, att)
+            doc = _known(db, key) if key in seen else None
+            if doc is not None:
+                sync_annotations(db, settings, doc["id"], att.annotations, summary.annotations)
     if library.complete:
         _hide_gone(db, library, seen, summary)
     with db.write() as conn:

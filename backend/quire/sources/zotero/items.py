@@ -34,15 +34,38 @@ class ZoteroUnreadable(CorruptFile):
     """The library or export cannot be read at all (corrupt, not Zotero's, unknown format)."""
 
 
+#: Zotero's annotation types (itemAnnotations.type, Zotero 6/7).
+ANNOTATION_TYPES = {1: "highlight", 2: "note", 3: "image", 4: "ink", 5: "underline", 6: "text"}
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One annotation made in Zotero's reader on an attachment: ``key`` is its item key (what
+    a re-import matches it by), ``page`` its 1-based page (``position.pageIndex`` + 1)."""
+
+    key: str
+    type: str
+    text: str
+    comment: str
+    color: str | None
+    page_label: str | None
+    page: int | None
+    rects: list[list[float]]
+    sort_index: str
+    tags: list[str]
+
+
 @dataclass(frozen=True)
 class Attachment:
-    """One file of an item; ``problem`` says why it cannot be read (then ``path`` may be None)."""
+    """One file of an item; ``problem`` says why it cannot be read (then ``path`` may be None);
+    ``annotations``: those made on it in Zotero's reader (a database only)."""
 
     key: str
     title: str
     path: Path | None
     content_type: str | None = None
     problem: str | None = None
+    annotations: list[Annotation] = field(default_factory=list)
 
 
 @dataclass

@@ -4,6 +4,7 @@ mid-write is rolled back to its last commit when opened). Items in the trash are
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import tempfile
@@ -11,6 +12,8 @@ from pathlib import Path
 
 from quire.errors import InputError
 from quire.sources.zotero.items import (
+    ANNOTATION_TYPES,
+    Annotation,
     Attachment,
     Item,
     Library,
@@ -91,6 +94,7 @@ def _sqlite_items(conn: sqlite3.Connection, data_dir: Path, base_dir: Path | Non
     keys = _bbt_keys(data_dir)
 
     by_id = {r[0]: (r[1], r[2]) for r in rows}
+    notes = _annotations(conn, tables, deleted, tags)
     attachments: dict[int, list[Attachment]] = {}
     standalone: list[int] = []
     for att_id, parent, link_mode, content_type, raw in conn.execute(
@@ -106,7 +110,12 @@ def _sqlite_items(conn: sqlite3.Connection, data_dir: Path, base_dir: Path | Non
         problem = problem or unreadable_reason(path, content_type)
         attachments.setdefault(parent if parent is not None else att_id, []).append(
             Attachment(
-                att_key, title or (path.name if path else att_key), path, content_type, problem
+                att_key,
+                title or (path.name if path else att_key),
+                path,
+                content_type,
+                problem,
+                notes.get(att_id, []),
             )
         )
 
@@ -129,6 +138,42 @@ def _sqlite_items(conn: sqlite3.Connection, data_dir: Path, base_dir: Path | Non
             )
         )
     return items
+
+
+def _annotations(
+    conn: sqlite3.Connection, tables: set[str], deleted: str, tags: dict[int, list[str]]
+) -> dict[int, list[Annotation]]:
+    """Each attachment's annotations (Zotero 6/7 ``itemAnnotations``), in reading order;
+    trashed ones left out. A position that is not JSON leaves the page to the page label."""
+    if "itemAnnotations" not in tables:
+        return {}
+    out: dict[int, list[Annotation]] = {}
+    for item_id, key, parent, kind, body, comment, color, label, sort_index, raw in conn.execute(
+        "SELECT a.itemID, i.key, a.parentItemID, a.type, a.text, a.comment, a.color, "
+        "a.pageLabel, a.sortIndex, a.position FROM itemAnnotations a JOIN items i USING (itemID) "
+        f"WHERE a.itemID NOT IN ({deleted}) ORDER BY a.parentItemID, a.sortIndex, a.itemID"
+    ):
+        try:
+            position = json.loads(raw or "{}")
+        except ValueError:
+            position = {}
+        index = position.get("pageIndex") if isinstance(position, dict) else None
+        rects = position.get("rects") if isinstance(position, dict) else None
+        out.setdefault(parent, []).append(
+            Annotation(
+                key=str(key),
+                type=ANNOTATION_TYPES.get(int(kind or 0), "note"),
+                text=str(body or ""),
+                comment=str(comment or ""),
+                color=color or None,
+                page_label=label or None,
+                page=index + 1 if isinstance(index, int) and index >= 0 else None,
+                rects=[list(map(float, r)) for r in rects or [] if isinstance(r, list)],
+                sort_index=str(sort_index or ""),
+                tags=tags.get(item_id, []),
+            )
+        )
+    return out
 
 
 def _sqlite_collections(conn: sqlite3.Connection, tables: set[str]) -> dict[int, list[str]]:

@@ -1,0 +1,85 @@
+"""A document's notes as one Markdown file, for Obsidian and the like (docs/using/notes.md).
+
+    ---
+    title: "Alice's Adventures in Wonderland"
+    quire_document: 12
+    source: "/library/12"
+    notes: 3
+    tags: [rabbit]
+    exported: "2026-12-05T23:10:00Z"
+    ---
+
+    # Alice's Adventures in Wonderland
+
+    ## p. 4
+
+    > Down, down, down. Would the fall never come to an end?
+    > — *Alice's Adventures in Wonderland*, p. 4 ([open in Quire](/library/12/pages/4?note=7))
+
+    Her fall is the book's first joke about time. #rabbit
+
+The front matter is YAML that Obsidian reads as properties; each highlight is a block quote
+followed by its citation line (``records.place``, the same words as every citation) and a link
+back to the page in Quire; the note's own Markdown follows as written. ``links`` is the web
+app's address (``--base-url``), else the links are relative to it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from quire.storage.records import place
+
+
+def _yaml(value: Any) -> str:
+    """A YAML scalar or flow list: JSON's quoting is valid YAML."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def filename(title: str, document_id: int) -> str:
+    """A file name for the export: the title's safe characters, then the id."""
+    safe = "".join(c if c.isalnum() or c in " -_" else " " for c in title)
+    return f"{' '.join(safe.split())[:80] or 'notes'} ({document_id}).md"
+
+
+def render(doc: dict[str, Any], notes: list[dict[str, Any]], *, base_url: str = "") -> str:
+    """The Markdown for one document's ``notes`` (storage/notes.py dicts, in page order)."""
+    title = doc.get("title") or doc.get("filename") or f"document {doc['id']}"
+    base = base_url.rstrip("/")
+    tags = sorted({t for n in notes for t in n["tags"]})
+    lines = [
+        "---",
+        f"title: {_yaml(title)}",
+        f"quire_document: {doc['id']}",
+        f"source: {_yaml(base + '/library/' + str(doc['id']))}",
+        f"notes: {len(notes)}",
+        f"tags: {_yaml(tags)}",
+        f"exported: {_yaml(datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%SZ'))}",
+        "---",
+        "",
+        f"# {title}",
+    ]
+    current: int | None = -1
+    for n in notes:
+        if n["page"] != current:
+            current = n["page"]
+            heading = place(doc["kind"], current, n.get("page_label")) if current else "Notes"
+            lines += ["", f"## {heading}"]
+        lines.append("")
+        link = f"{base}/library/{doc['id']}/pages/{n['page']}?note={n['id']}" if n["page"] else ""
+        if n["quote"]:
+            lines += [f"> {q}" if q else ">" for q in n["quote"].splitlines()]
+            where = place(doc["kind"], n["page"], n.get("page_label")) if n["page"] else ""
+            cite = f"*{title}*, {where}" if where else f"*{title}*"
+            status = f" ({n['status']})" if n["status"] != "ok" else ""
+            lines.append(f"> — {cite}{status} ([open in Quire]({link}))")
+        elif link:
+            lines.append(f"[open in Quire]({link})")
+        body = n["body"].strip()
+        if body:
+            lines += ["", body]
+        if n["tags"]:
+            lines += ["", " ".join(f"#{t.replace(' ', '-')}" for t in n["tags"])]
+    return "\n".join(lines) + "\n"
