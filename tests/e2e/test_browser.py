@@ -63,18 +63,32 @@ def shot(pg: Page, name: str, *, full: bool = True) -> None:
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full)
 
 
-def wait_rows(pg: Page, n: int, final: set[str], timeout_s: float) -> list[list[str]]:
-    """Wait until the last n upload rows reach a final phase; returns each row's phases seen."""
+def wait_rows(
+    pg: Page, n: int, final: set[str], timeout_s: float, labels: set[str] | None = None
+) -> list[list[str]]:
+    """Wait until the last n upload rows reach a final phase; returns each row's phases seen
+    (and adds each state line shown to ``labels``). Every poll also checks that a row being
+    indexed shows one percentage, its bar's."""
     seen: list[list[str]] = [[] for _ in range(n)]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        phases: list[str] = pg.eval_on_selector_all(
-            '[data-testid="upload-row"]', "rows => rows.map(r => r.dataset.phase)"
+        rows: list[dict[str, Any]] = pg.eval_on_selector_all(
+            '[data-testid="upload-row"]',
+            """rows => rows.map(r => ({phase: r.dataset.phase,
+                 label: r.querySelector('.state').textContent,
+                 bar: r.querySelector('progress')?.value ?? null}))""",
         )[-n:]
-        for i, ph in enumerate(phases):
-            if not seen[i] or seen[i][-1] != ph:
-                seen[i].append(ph)
-        if len(phases) == n and all(ph in final for ph in phases):
+        for i, row in enumerate(rows):
+            if not seen[i] or seen[i][-1] != row["phase"]:
+                seen[i].append(row["phase"])
+            if labels is not None:
+                labels.add(row["label"])
+            shown = re.search(
+                r"(?:Indexing: \w+|searchable by keywords · \w+) (\d+)%", row["label"]
+            )
+            if row["phase"] == "processing" and shown and row["bar"] is not None:
+                assert abs(int(shown.group(1)) - row["bar"] * 100) <= 1, row
+        if len(rows) == n and all(row["phase"] in final for row in rows):
             return seen
         time.sleep(0.05)
     raise AssertionError(f"uploads did not finish in {timeout_s:.0f} s: {seen}")
@@ -114,8 +128,11 @@ def test_upload_ask_and_open_the_cited_page(page: Page, stack: Stack) -> None:
     # Upload: a real PDF and EPUB; each row shows upload progress, then the ingest job live.
     pg.get_by_role("link", name="Upload", exact=True).first.click()
     pg.locator('input[type="file"]').set_input_files([str(PDF), str(EPUB)])
-    seen = wait_rows(pg, 2, {"ready", "failed", "duplicate"}, INGEST_S)
+    labels: set[str] = set()
+    seen = wait_rows(pg, 2, {"ready", "failed", "duplicate"}, INGEST_S, labels)
     assert [s[-1] for s in seen] == ["ready", "ready"], seen
+    # The EPUB waited behind the PDF, saying so (one worker).
+    assert any(label.startswith("Uploaded · next for the workers") for label in labels), labels
     for phases in seen:  # the job was followed while it ran, not only found finished
         assert "processing" in phases or "queued" in phases, seen
     expect(pg.get_by_text("Ready", exact=True)).to_have_count(2)
@@ -555,24 +572,8 @@ def test_the_first_hour_on_a_phone(browser: Browser, stack: Stack, tmp_path: Pat
     files = [DOCS / "pdf" / "naacl06-shinyama.pdf", DOCS / "pdf" / "riscv-abi-spec-v1.0.pdf", note]
     pg.locator('input[type="file"]').set_input_files([str(f) for f in files])
     labels: set[str] = set()
-    deadline = time.monotonic() + INGEST_S
-    while time.monotonic() < deadline:
-        rows: list[dict[str, Any]] = pg.eval_on_selector_all(
-            '[data-testid="upload-row"]',
-            """rows => rows.map(r => ({phase: r.dataset.phase,
-                 label: r.querySelector('.state').textContent,
-                 bar: r.querySelector('progress')?.value ?? null}))""",
-        )
-        for r in rows:
-            labels.add(r["label"])
-            shown = re.search(r"(?:Indexing: \w+|searchable by keywords · \w+) (\d+)%", r["label"])
-            if r["phase"] == "processing" and shown and r["bar"] is not None:
-                assert abs(int(shown.group(1)) - r["bar"] * 100) <= 1, r
-        if len(rows) == 3 and all(r["phase"] == "ready" for r in rows):
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError(f"the three uploads were not ready: {sorted(labels)}")
+    seen = wait_rows(pg, 3, {"ready", "failed", "duplicate"}, INGEST_S, labels)
+    assert [s[-1] for s in seen] == ["ready"] * 3, seen
     assert any(label.startswith("Uploaded · 1 file ahead") for label in labels), labels
     assert not any("queued" in label for label in labels), labels
     assert any("Indexing" in label or "searchable" in label for label in labels), labels

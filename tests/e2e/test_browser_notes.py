@@ -105,6 +105,9 @@ def test_a_note_on_a_rendered_page_is_drawn_again_found_and_cited(page: Page, st
     expect(answer.locator("a.cite").first).to_be_visible(timeout=60_000)
     sources = pg.locator("section.sources")
     expect(sources).to_contain_text("your note on p. 2")
+    # A note has no file of its own: no "Original" link that would lead nowhere.
+    cited_note = sources.locator("li", has_text="your note on p. 2")
+    expect(cited_note.get_by_role("link", name="Original ↗")).to_have_count(0)
     shot(pg, "chat-cites-note", full=False)
     # "Save as note" keeps the answer.
     answer.get_by_test_id("save-as-note").click()
