@@ -120,6 +120,8 @@ def test_a_note_on_a_rendered_page_is_drawn_again_found_and_cited(page: Page, st
     expect(pg).to_have_url(f"{stack.web}/library/{doc_id}/pages/{page_no}?note={saved[0]['id']}")
     _rendered(pg)
     expect(pg.locator(".textLayer mark.pdf-hl.note").first).to_be_visible()
+    # ... with the note's words marked as the quote and scrolled to.
+    expect(pg.locator(".textLayer mark.pdf-hl.quote").first).to_be_in_viewport()
 
 
 def test_a_note_with_a_script_shows_it_as_text(page: Page, stack: Stack) -> None:
