@@ -31,6 +31,17 @@ def _doc(db: Database, n: int) -> int:
         )
 
 
+def test_a_job_taken_is_starting_until_its_first_stage(db: Database) -> None:
+    doc = _doc(db, 0)
+    with db.write() as conn:
+        job_id = jobs.enqueue(conn, doc)
+        assert jobs.get(conn, job_id).stage == "queued"
+        job = jobs.claim(conn, "w1", stale_s=3600)
+        assert job is not None and (job.status, job.stage) == ("running", "starting")
+        jobs.report(conn, job_id, owner="w1", stage="extract")
+        assert jobs.get(conn, job_id).stage == "extract"
+
+
 def test_each_job_is_claimed_by_exactly_one_of_many_workers(db: Database) -> None:
     ids: set[int] = set()
     for n in range(40):

@@ -126,7 +126,9 @@ def claim(conn: Connection, worker_id: str, stale_s: float) -> Job | None:
     ]
     row = conn.execute(
         text(
+            # A job taken is "starting" until its first stage reports, not still "queued".
             "UPDATE ingest_jobs SET status = 'running', worker_id = :w, heartbeat = :now, "
+            "stage = CASE WHEN stage = 'queued' THEN 'starting' ELSE stage END, "
             "attempts = attempts + 1, started_at = coalesce(started_at, :now), error = NULL "
             "WHERE id = (SELECT id FROM ingest_jobs WHERE "
             "(status = 'queued' AND (not_before IS NULL OR not_before <= :now)) "

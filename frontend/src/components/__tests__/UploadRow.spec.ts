@@ -43,10 +43,7 @@ describe('UploadRow', () => {
     expect(state({ phase: 'processing', stage: 'extract', progress: 0.3 })).toBe(
       'Indexing: extract 30%',
     )
-    // Taken by a worker that has not begun its first stage yet.
-    expect(state({ phase: 'processing', stage: 'queued', progress: 0 })).toBe(
-      'Indexing: starting 0%',
-    )
+    expect(state({ phase: 'processing', stage: '', progress: 0 })).toBe('Indexing: starting 0%')
   })
 })
 
