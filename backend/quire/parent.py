@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
@@ -45,11 +46,10 @@ def stop_with_parent(stop: Callable[[], None], check_s: float = CHECK_S) -> None
     if not raw.isdigit():
         return
     parent = int(raw)
-    gone = threading.Event()
 
     def watch() -> None:
         while _alive(parent):
-            gone.wait(check_s)
+            time.sleep(check_s)
         log.warning("quire up (pid %d) is gone: stopping", parent)
         stop()
 

@@ -176,6 +176,15 @@ def _numbers(text: str) -> set[str]:
     return figures(text) | counts_in(text)
 
 
+def _stated(question: str) -> re.Pattern[str] | None:
+    """How the number a question asks for must be said: as a bound, as a time, or any way."""
+    if _LIMIT.search(question):
+        return _STATES_LIMIT
+    if _DURATION.search(question):
+        return _STATES_DURATION
+    return None
+
+
 def _prefix(word: str) -> str:
     return word if word[:1].isdigit() else word[:SAME_PREFIX]
 
@@ -218,13 +227,7 @@ class Asks:
                 if not is_stopword(a.lower()) and not is_stopword(b.lower())
             ],
             unspaced=has_unspaced(question),
-            stated=None
-            if kind != "number"
-            else _STATES_LIMIT
-            if _LIMIT.search(question)
-            else _STATES_DURATION
-            if _DURATION.search(question)
-            else None,
+            stated=_stated(question) if kind == "number" else None,
         )
 
     def new_words(self, text: str) -> list[str]:

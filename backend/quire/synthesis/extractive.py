@@ -392,14 +392,13 @@ def by_best_sentence(
     # A page cut into two passages: the one with its best sentence is judged by the best
     # cosine of either.
     lead: dict[tuple[int, int], int] = {}
-    for i, h in enumerate(head):
-        j = lead.setdefault((h.document_id, h.page), i)
-        if best.get(i, (0.0, 0.0))[0] > best.get(j, (0.0, 0.0))[0]:
-            lead[(h.document_id, h.page)] = i
     page_cos: dict[tuple[int, int], float] = {}
     for i, h in enumerate(head):
         key = (h.document_id, h.page)
-        page_cos[key] = max(page_cos.get(key, 0.0), best.get(i, (0.0, 0.0))[1])
+        score, cosine = best.get(i, (0.0, 0.0))
+        if key not in lead or score > best.get(lead[key], (0.0, 0.0))[0]:
+            lead[key] = i
+        page_cos[key] = max(page_cos.get(key, 0.0), cosine)
 
     def total(i: int) -> float:
         h = head[i]
