@@ -4,8 +4,11 @@ API's responses, the MCP server's links and the web app (through the API)."""
 from __future__ import annotations
 
 
-def original(document_id: int, kind: str, page: int) -> str:
-    """The stored original; PDF viewers honour ``#page=N``."""
+def original(document_id: int, kind: str, page: int) -> str | None:
+    """The stored original; PDF viewers honour ``#page=N``. None for the reader's note, which
+    has no file of its own (its page is where it leads)."""
+    if kind == "note":
+        return None
     url = f"/api/documents/{document_id}/file"
     return f"{url}#page={page}" if kind == "pdf" else url
 

@@ -57,6 +57,7 @@ def test_links_point_at_the_api_over_http_and_at_the_stored_file_over_stdio(
     http = Links.over_http("http://127.0.0.1:8080/")
     assert http.original(3, "pdf", 12) == "http://127.0.0.1:8080/api/documents/3/file#page=12"
     assert http.original(3, "epub", 12) == "http://127.0.0.1:8080/api/documents/3/file"
+    assert http.original(3, "note", 12) is None  # the reader's note has no file of its own
     stored = tmp_path / "files" / "ab.pdf"
     assert Links().original(3, "pdf", 2, str(stored)) == f"{stored.as_uri()}#page=2"
     assert Links().original(3, "pdf", 2) is None

@@ -14,14 +14,9 @@ def linked(source: Source) -> Source:
         return source
     return source.model_copy(
         update={
-            # A note has no file of its own: "Show in page" leads to the page it is on.
             "url": source.url
             or source.origin_url
-            or (
-                None
-                if source.kind == "note"
-                else urls.original(source.document_id, source.kind, source.page)
-            ),
+            or urls.original(source.document_id, source.kind, source.page),
             "view": source.view or urls.page_view(source.document_id, source.page),
         }
     )

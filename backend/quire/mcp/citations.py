@@ -53,7 +53,8 @@ class Links:
     ) -> str | None:
         """The original at ``page``; PDF viewers honour ``#page=N``. None when unknown."""
         if self.base_url is not None:
-            return self.base_url + urls.original(document_id, kind, page)
+            path = urls.original(document_id, kind, page)
+            return self.base_url + path if path else None
         if stored_path is None:
             return None
         anchor = f"#page={page}" if kind == "pdf" else ""
