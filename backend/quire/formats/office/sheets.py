@@ -46,6 +46,10 @@ from quire.text.clean import clean_page_text
 ROWS_PER_PAGE = 200
 MAX_GAP = 2  # one empty row spaces a table out; two end it
 MAX_HEADER_ROWS = 4  # header rows stacked over one table ("COMBINED / ADJUSTED / GROSS")
+#: A lone label above a header starts its stack when it is this short ("COMBINED"); a longer
+#: one is the table's title ("Class Profile for First-Year Full-Time MBA … Students"), kept as
+#: a line of its own, not prefixed to the first column's name in every row.
+MAX_STACKED_WORDS = 3
 MAX_REPEAT = 100  # an ODS row or cell repeated more often than this (with content) is cut
 _NUMERIC = (int, float, dt.datetime, dt.date, dt.time)
 
@@ -106,7 +110,12 @@ class SheetPages:
         if not numeric and (self._pending or is_header([c.text for c in cells])):
             if len(self._pending) >= MAX_HEADER_ROWS:
                 self._flush_pending()
-            if not self._pending and self._above and self._above[0] == number - 1:
+            if (
+                not self._pending
+                and self._above
+                and self._above[0] == number - 1
+                and _short(self._above[1])
+            ):
                 # A lone label just above starts the stack ("COMBINED" over "ADJUSTED").
                 self._pending.append((self._above[0], self._above[1], True))
             self._pending.append((number, cells, False))
@@ -154,6 +163,11 @@ class SheetPages:
         self._flush_pending()
         self._page()
         return self.pages
+
+
+def _short(cells: list[_Cell]) -> bool:
+    """Whether a row of labels is short enough to be part of a column's name."""
+    return sum(len(c.text.split()) for c in cells) <= MAX_STACKED_WORDS
 
 
 def _stacked(rows: list[list[_Cell]]) -> list[str]:
