@@ -41,6 +41,7 @@ function models(over: Partial<Models> = {}): Models {
     reranker: {
       installed: false,
       loaded: false,
+      pulling: false,
       path: '/m',
       command: 'quire models pull reranker',
     },
