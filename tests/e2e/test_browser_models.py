@@ -31,6 +31,16 @@ pytestmark = pytest.mark.slow
 NOTE = "# Harbor notes\n\nThe Marigold anchored near the reef at dawn, her sails furled.\n"
 QUESTION = "Where did the Marigold anchor at dawn?"
 #: Raw server words that must never reach an answer or its export.
+#: The reranker's bar, its words, and whether the pull ended, read at one moment.
+SNAPSHOT = """() => {
+  const one = (id) => document.querySelector(`[data-testid="${id}"]`)
+  const bar = one("reranker-progress")
+  return {
+    value: bar && bar.position >= 0 ? bar.value : null,
+    text: one("reranker-pull-status")?.innerText ?? null,
+    ended: !!(one("reranker-pull-done") || one("reranker-pull-error")),
+  }
+}"""
 RAW = ("127.0.0.1", "http://", "does not have the model", "unreachable", "llm_model_not_pulled")
 
 
@@ -241,17 +251,18 @@ def test_download_the_reranker_and_search_reranks_with_it(
         button = row.get_by_role("button", name="Download reranker")
         button.focus()
         pg.keyboard.press("Enter")  # by keyboard, as any button
-        bar = pg.get_by_test_id("reranker-progress")
-        expect(bar).to_be_visible()
+        expect(pg.get_by_test_id("reranker-progress")).to_be_visible()
         values: list[float] = []
         texts: list[str] = []
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not pg.get_by_test_id("reranker-pull-done").count():
-            value = bar.evaluate("e => e.position < 0 ? null : e.value") if bar.count() else None
-            status = pg.get_by_test_id("reranker-pull-status")
-            if value is not None and 0 < value < 1 and status.count():
-                values.append(value)
-                texts.append(status.inner_text())
+        while time.monotonic() < deadline:
+            # One look at the page: the bar goes away the moment the pull ends.
+            seen = pg.evaluate(SNAPSHOT)
+            if seen["value"] is not None and 0 < seen["value"] < 1 and seen["text"]:
+                values.append(seen["value"])
+                texts.append(seen["text"])
+            if seen["ended"]:
+                break
             time.sleep(0.05)
     finally:
         hub.pace_s = 0.0
