@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -13,6 +13,7 @@ from quire import __version__
 from quire.api import errors, sse
 from quire.api.auth import install_access_control
 from quire.api.limits import BodySizeLimit
+from quire.api.reranker_pull import PullStep, RerankerPulled, RerankerPulls
 from quire.api.routes import (
     chat,
     documents,
@@ -31,6 +32,8 @@ from quire.api.schemas import error_responses
 from quire.config import Settings
 from quire.embed.base import Embedder
 from quire.mcp import http as mcp_http
+from quire.models.hub import SOURCE_TEXT, model_spec
+from quire.models.pull import pull
 from quire.retrieval.rerank import Reranker
 from quire.runtime import Runtime
 from quire.sources.perplexity.runner import SyncRunner
@@ -80,6 +83,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.settings = settings
+    # The API may not import quire.models (a sibling): the pull is handed in from here.
+    app.state.reranker_pulls = RerankerPulls(pull_reranker)
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     install_access_control(app, settings)  # outside the body limit: no token, no body read
@@ -103,3 +108,20 @@ def create_app(
     generate = app.openapi
     app.openapi = lambda: sse.document_streams(generate())  # type: ignore[method-assign]
     return app
+
+
+def pull_reranker(settings: Settings, report: Callable[[PullStep], None]) -> RerankerPulled:
+    """``quire models pull reranker`` for the API (``POST /api/models/reranker/pull``): the
+    reranker the settings name, fetched, converted, checked and installed; what was done."""
+    spec = model_spec("reranker", settings)
+    result = pull(spec, report=report)
+    m = result.manifest
+    return RerankerPulled(
+        repo=m.repo,
+        commit=m.commit,
+        source=SOURCE_TEXT[m.source],
+        size=sum(m.files.values()),
+        path=str(spec.target / m.model_file),
+        up_to_date=result.up_to_date,
+        notes=result.notes,
+    )

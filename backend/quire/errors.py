@@ -14,6 +14,7 @@
     ├── NotFound                   404
     │   └── ModelNotInLibrary           Ollama's library has no model by that name (a pull)
     ├── Conflict                   409
+    │   └── PullInProgress              a pull of the same model is running (the CLI, the API)
     ├── ResourceLimit              422  a per-document limit (time, pages, unpacked size) was hit
     └── ServiceUnavailable         503  a dependency is down
         ├── EmbedderUnavailable         the embedding model cannot be loaded or reached
@@ -133,6 +134,12 @@ class OriginalMissing(QuireError):
 class Conflict(QuireError):
     status_code = 409
     code = "conflict"
+
+
+class PullInProgress(Conflict):
+    """Another pull of the same model is running (``quire models pull``, or Settings)."""
+
+    code = "pull_in_progress"
 
 
 class ResourceLimit(QuireError):

@@ -47,12 +47,12 @@ class Runtime:
     settings: Settings
     db: Database
     embedder: Embedder
-    reranker: Reranker | None
     searcher: Searcher
     router: LLMRouter | None
     engine: ChatEngine
-    #: Whether ``close`` closes the embedder and the reranker: not when the caller passed them.
-    owns_models: tuple[bool, bool] = field(default=(True, True), repr=False)
+    #: Whether ``close`` closes the embedder: not when the caller passed it (the searcher
+    #: knows the same of the reranker).
+    owns_embedder: bool = field(default=True, repr=False)
     #: Set once ``warm`` has run: the first question is as fast as the rest.
     warmed: threading.Event = field(default_factory=threading.Event, repr=False)
     #: The choice file the router was built from (llm/choice.py), and routers it replaced:
@@ -81,7 +81,7 @@ class Runtime:
         db = open_database(settings)
         closing = contextlib.ExitStack()
         closing.callback(db.dispose)
-        owns = (embedder is None, reranker is None)
+        owns_embedder, owns_reranker = embedder is None, reranker is None
         with closing:
             if embedder is None:
                 embedder = make_embedder(settings)
@@ -94,14 +94,36 @@ class Runtime:
                     closing.callback(reranker.close)
             # Searches embed a question and the sentences they score more than once.
             remembering = Remembering(embedder)
-            searcher = Searcher(db, settings, remembering, reranker, SentenceOrder(db, remembering))
+            searcher = Searcher(
+                db,
+                settings,
+                remembering,
+                reranker,
+                SentenceOrder(db, remembering),
+                owns_reranker=owns_reranker,
+            )
             llm_stamp = choice.stamp(settings.data_dir)
             router = make_router(settings) if llm else None
             engine = ChatEngine(db, settings, searcher, router)
             closing.pop_all()  # opened: the runtime closes them from now on
-        runtime = cls(settings, db, embedder, reranker, searcher, router, engine, owns)
+        runtime = cls(settings, db, embedder, searcher, router, engine, owns_embedder)
         runtime.llm_stamp = llm_stamp
         return runtime
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The cross-encoder searches use now (None: none is installed, or ``rerank=False``)."""
+        return self.searcher.rerankers.current
+
+    def reload_reranker(self) -> Reranker | None:
+        """Load the installed cross-encoder and rerank with it from the next search on (a pull
+        through the API installed it: no restart). A search in flight keeps the one it started
+        with, closed when it ends. None, and nothing changed, when none loads."""
+        reranker = load_reranker(self.settings)
+        if reranker is not None:
+            self.searcher.rerankers.replace(reranker)
+            log.info("search reranks with %s from now on", reranker.name)
+        return reranker
 
     def sync_llm(self, *, force: bool = False) -> bool:
         """Rebuild the LLM router when the model picked in Settings changed (the API, or
@@ -145,11 +167,8 @@ class Runtime:
 
     def close(self) -> None:
         """Close what is synchronous. A router must be closed in its event loop: ``aclose``."""
-        self.searcher.close()
-        own_embedder, own_reranker = self.owns_models
-        if self.reranker is not None and own_reranker:
-            self.reranker.close()
-        if own_embedder:
+        self.searcher.close()  # and the reranker, when it is the runtime's
+        if self.owns_embedder:
             self.embedder.close()
         self.db.dispose()
 

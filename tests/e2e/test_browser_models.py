@@ -4,7 +4,8 @@ that it is quoted and links to Settings, with no server error in it or in its Ma
 Settings finds the server, lists its chat models and a recommendation, pulls one with a
 progress bar that moves, and "Use this model" makes the next answer the pulled model's, on a
 phone and on a desktop screen. A pull of an unknown model and a server gone mid-pull are said
-plainly."""
+plainly. The reranker is downloaded in the same place, from the fake Hugging Face Hub, with a
+bar that moves, and the next search reranks with it (no restart)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,26 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.browser_helpers import ARTIFACTS, built_spa, phone_page
 from tests.e2e.helpers import wait_until
 from tests.e2e.stack import Stack, run_stack
+from tests.fakes.hub import FakeHub
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.rag_model import RagModel
+from tests.models.conftest import built, hub  # noqa: F401 - fixtures: the tiny cross-encoder
 
 pytestmark = pytest.mark.slow
 
 NOTE = "# Harbor notes\n\nThe Marigold anchored near the reef at dawn, her sails furled.\n"
 QUESTION = "Where did the Marigold anchor at dawn?"
 #: Raw server words that must never reach an answer or its export.
+#: The reranker's bar, its words, and whether the pull ended, read at one moment.
+SNAPSHOT = """() => {
+  const one = (id) => document.querySelector(`[data-testid="${id}"]`)
+  const bar = one("reranker-progress")
+  return {
+    value: bar && bar.position >= 0 ? bar.value : null,
+    text: one("reranker-pull-status")?.innerText ?? null,
+    ended: !!(one("reranker-pull-done") || one("reranker-pull-error")),
+  }
+}"""
 RAW = ("127.0.0.1", "http://", "does not have the model", "unreachable", "llm_model_not_pulled")
 
 
@@ -58,9 +71,25 @@ def server(fake: FakeOllama) -> Iterator[FakeOllama]:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, fake: FakeOllama) -> Iterator[Stack]:
+def stack(
+    tmp_path_factory: pytest.TempPathFactory,
+    fake: FakeOllama,
+    hub: FakeHub,  # noqa: F811 - the fixture imported above
+) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("browser-models")
-    env = {"QUIRE_LLM_BACKENDS": "ollama", "QUIRE_OLLAMA_URL": fake.url, "QUIRE_LLM_RETRIES": "0"}
+    env = {
+        "QUIRE_LLM_BACKENDS": "ollama",
+        "QUIRE_OLLAMA_URL": fake.url,
+        "QUIRE_LLM_RETRIES": "0",
+        # The reranker comes from the fake hub, into a cache of the stack's own.
+        "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(tmp / "hf"),
+        "HF_HUB_OFFLINE": "0",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "QUIRE_RERANK_REPO": "test/int8-onnx",
+        "QUIRE_RERANK_MIN_LOGIT": "-1e9",
+    }
     with run_stack(tmp, dist=built_spa(), **env) as running:
         with httpx.Client(base_url=running.web, timeout=60) as http:
             r = http.post("/api/documents", files={"files": ("harbor-notes.md", NOTE.encode())})
@@ -197,6 +226,75 @@ def test_pull_another_and_use_it_on_a_desktop(page: Page, stack: Stack, server: 
     use_and_answer(pg, "phi3:mini")
     chosen = httpx.get(f"{stack.web}/api/models", timeout=10).json()["choice"]
     assert chosen == {"backend": "ollama", "url": server.url, "model": "phi3:mini"}
+
+
+def test_download_the_reranker_and_search_reranks_with_it(
+    browser: Browser,
+    page: Page,
+    stack: Stack,
+    hub: FakeHub,  # noqa: F811 - the fixture imported above
+) -> None:
+    """On a phone: the reranker is not installed, Download shows a bar that moves through the
+    download, the status ends "loaded", the chat's Rerank option says the cross-encoder
+    reorders, and a search reranks with it. On a desktop: Update finds it up to date."""
+    pg, errors = phone_page(browser, stack.web)
+    pg.goto("/chat")
+    pg.locator("details.options summary").click()
+    expect(pg.get_by_test_id("rerank-hint")).to_contain_text("no cross-encoder is loaded")
+    pg.get_by_test_id("rerank-hint").get_by_role("link", name="Download one").click()
+    expect(pg).to_have_url(re.compile(r"/settings#s-reranker$"))
+    row = pg.get_by_test_id("reranker-setup")
+    expect(row.get_by_test_id("reranker-status")).to_have_text("not installed")
+
+    hub.pace_s = 0.15  # the model's 2 MB in 16 parts over 2.4 s: the bar is seen moving
+    try:
+        button = row.get_by_role("button", name="Download reranker")
+        button.focus()
+        pg.keyboard.press("Enter")  # by keyboard, as any button
+        expect(pg.get_by_test_id("reranker-progress")).to_be_visible()
+        values: list[float] = []
+        texts: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            # One look at the page: the bar goes away the moment the pull ends.
+            seen = pg.evaluate(SNAPSHOT)
+            if seen["value"] is not None and 0 < seen["value"] < 1 and seen["text"]:
+                values.append(seen["value"])
+                texts.append(seen["text"])
+            if seen["ended"]:
+                break
+            time.sleep(0.05)
+    finally:
+        hub.pace_s = 0.0
+    assert values, "the bar was never seen between 0 and 100%"
+    assert any(re.search(r"\.onnx: \d+% · [\d.]+ (KB|MB) of [\d.]+ MB", t) for t in texts), texts
+    expect(pg.get_by_test_id("reranker-pull-done")).to_contain_text("search reranks with it now")
+    expect(row.get_by_test_id("reranker-status")).to_have_text("loaded")
+    expect(row.get_by_role("button", name="Update reranker")).to_be_enabled()
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 392
+    pg.screenshot(path=str(ARTIFACTS / "models-reranker-phone.png"), full_page=True)
+
+    pg.goto("/chat")
+    pg.locator("details.options summary").click()
+    expect(pg.get_by_test_id("rerank-hint")).to_have_text(
+        "Reorder the best passages before answering, by the cross-encoder."
+    )
+    expect(pg.locator('input[name="rerank"]')).to_be_enabled()
+    pg.context.close()
+    assert not errors, errors
+
+    result = httpx.post(f"{stack.web}/api/search", json={"query": "Marigold reef"}, timeout=30)
+    report = result.json()["rerank"]
+    assert report is not None and report["scored"] >= 1 and report["model"].endswith(".onnx")
+    health = httpx.get(f"{stack.web}/api/health", timeout=10).json()["reranker"]
+    assert health["loaded"] is True and health["error"] is None
+
+    page.goto("/settings#s-reranker")
+    page.get_by_role("button", name="Update reranker").click()
+    expect(page.get_by_test_id("reranker-pull-done")).to_contain_text(
+        "The reranker is up to date; search reranks with it now."
+    )
+    page.screenshot(path=str(ARTIFACTS / "models-reranker.png"), full_page=True)
 
 
 def test_no_server_says_how_to_get_one(page: Page, fake: FakeOllama) -> None:

@@ -6,6 +6,7 @@ for repos held in memory. Point huggingface_hub at it with ``HF_ENDPOINT=hub.url
     hub.add_repo("org/model", {"tokenizer.json": b"...", "onnx/model.onnx": b"..."})
     hub.break_file("org/model", "onnx/model.onnx", at=4096)  # the connection drops there
     hub.heal()                                              # ... until healed
+    hub.pace_s = 0.05       # LFS files sent in 16 parts, this long apart: a progress bar moves
     hub.requests                                            # ("HEAD", "/org/model/resolve/...")
     hub.stop()
 
@@ -31,11 +32,14 @@ import json
 import re
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
+#: The parts a paced LFS body is sent in.
+PARTS = 16
 LFS_SUFFIXES = (".onnx", ".onnx_data", ".safetensors", ".bin", ".msgpack", ".h5")
 
 
@@ -65,6 +69,8 @@ class FakeHub:
         self.repos: dict[str, Repo] = {}
         self.requests: list[tuple[str, str]] = []
         self._breaks: dict[tuple[str, str], int] = {}
+        #: Seconds between the PARTS parts of an LFS file's body (0: all at once).
+        self.pace_s = 0.0
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -249,10 +255,19 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             if repo is None or path not in repo.files or repo.sha256(path) != sha:
                 self._json(404, {}, {"error": "Not found"}, head=head)
                 return
-            self._bytes(repo_id, path, repo.files[path], {"ETag": f'"{sha}"'}, head=head)
+            self._bytes(
+                repo_id, path, repo.files[path], {"ETag": f'"{sha}"'}, head=head, paced=True
+            )
 
         def _bytes(
-            self, repo_id: str, path: str, data: bytes, headers: dict[str, str], *, head: bool
+            self,
+            repo_id: str,
+            path: str,
+            data: bytes,
+            headers: dict[str, str],
+            *,
+            head: bool,
+            paced: bool = False,
         ) -> None:
             start, status = 0, 200
             if (ranged := re.match(r"bytes=(\d+)-$", self.headers.get("Range", ""))) is not None:
@@ -269,6 +284,14 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 "Accept-Ranges": "bytes",
             }
             cut = hub._breaks.get((repo_id, path))
+            if paced and hub.pace_s and not head and cut is None:
+                self._send(status, headers, b"", head=False)
+                part = -(-len(body) // PARTS)
+                for start in range(0, len(body), part):
+                    time.sleep(hub.pace_s)
+                    self.wfile.write(body[start : start + part])
+                    self.wfile.flush()
+                return
             if head or cut is None:
                 self._send(status, headers, body, head=head)
                 return

@@ -359,6 +359,7 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         # Which model answers is the library's: only an admin pulls or chooses one.
         ("GET", "/api/models"): static("/api/models"),
         ("POST", "/api/models/pull"): admin_only("POST", "/api/models/pull", {"name": "x:1b"}),
+        ("POST", "/api/models/reranker/pull"): admin_only("POST", "/api/models/reranker/pull"),
         ("PUT", "/api/models/use"): admin_only("PUT", "/api/models/use", {"name": "x:1b"}),
         ("DELETE", "/api/models/use"): admin_only("DELETE", "/api/models/use"),
         ("GET", "/mcp"): mcp,

@@ -177,7 +177,9 @@ def pull_command(name: str, force: bool, url: str | None) -> None:
         f"{SOURCE_TEXT[m.source]} ({size:.1f} MB), loaded and checked on a test pair"
     )
     console.print(f"  {where}", highlight=False)
-    console.print("  search uses it from the next start of `quire serve` (or `make run`)")
+    console.print(
+        "  a running `quire serve` reranks with it after a restart, or Load reranker in Settings"
+    )
 
 
 def _pull_chat_model(settings: Settings, name: str, url: str | None) -> None:

@@ -2,7 +2,8 @@
 
 QuireError
 ├── NotFound ── RepoNotFound          no such repo or revision (or private/gated: HF_TOKEN)
-├── Conflict ── PullInProgress        another pull of the same model is running
+├── Conflict ── PullInProgress        another pull of the same model is running (quire.errors:
+│                                     the API says so too, without importing this package)
 ├── CorruptFile ── NotAModel          a file is not a model, or the check failed
 ├── ResourceLimit ── DiskFull         not enough space (checked before, and ENOSPC during)
 └── ServiceUnavailable
@@ -12,7 +13,17 @@ QuireError
 
 from __future__ import annotations
 
-from quire.errors import Conflict, CorruptFile, NotFound, ResourceLimit, ServiceUnavailable
+from quire.errors import CorruptFile, NotFound, PullInProgress, ResourceLimit, ServiceUnavailable
+
+__all__ = [
+    "EXTRA",
+    "ConverterMissing",
+    "DiskFull",
+    "HubUnreachable",
+    "NotAModel",
+    "PullInProgress",
+    "RepoNotFound",
+]
 
 #: What to install for the conversions.
 EXTRA = "pip install 'quire[models]'"
@@ -22,12 +33,6 @@ class RepoNotFound(NotFound):
     """The repo or revision does not exist on the hub (or is private or gated)."""
 
     code = "model_repo_not_found"
-
-
-class PullInProgress(Conflict):
-    """Another ``quire models pull`` of the same model holds its lock."""
-
-    code = "pull_in_progress"
 
 
 class NotAModel(CorruptFile):

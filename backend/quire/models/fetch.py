@@ -23,6 +23,10 @@ from quire.models.errors import HubUnreachable, RepoNotFound
 from quire.models.hub import ModelSpec
 from quire.models.plan import Listing, Plan, Report, Step
 
+#: Bytes huggingface_hub writes at a time: the progress of a download is read from the file's
+#: size, and its own 10 MB would move the bar of the 23 MB default model three times.
+WRITE_CHUNK = 1 << 20
+
 
 class Hub:
     """huggingface_hub calls for one model, with its errors turned into Quire's."""
@@ -68,7 +72,7 @@ class Hub:
 
     def download(self, plan: Plan, listing: Listing) -> Path:
         """Fetch the plan's files into the cache; returns the snapshot folder holding them."""
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import constants, hf_hub_download
         from huggingface_hub.utils.tqdm import (
             are_progress_bars_disabled,
             disable_progress_bars,
@@ -77,6 +81,8 @@ class Hub:
 
         quiet = are_progress_bars_disabled()
         disable_progress_bars()  # the caller draws its own bars from `report`
+        chunk = constants.DOWNLOAD_CHUNK_SIZE
+        constants.DOWNLOAD_CHUNK_SIZE = min(chunk, WRITE_CHUNK)
         try:
             path = ""
             for name in plan.files:
@@ -97,6 +103,7 @@ class Hub:
                 done = Path(path).stat().st_size
                 self.report(Step(label, done, size or done, done=True))
         finally:
+            constants.DOWNLOAD_CHUNK_SIZE = chunk
             if not quiet:
                 enable_progress_bars()
         if not listing.cached and self.spec.revision != listing.commit:

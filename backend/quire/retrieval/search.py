@@ -36,6 +36,7 @@ from quire.retrieval.legs import open_legs
 from quire.retrieval.options import SearchOptions, Strategy
 from quire.retrieval.planner import Plan, heuristic_plan
 from quire.retrieval.rerank import Reranker, RerankReport, rerank
+from quire.retrieval.reranker_slot import RerankerSlot
 from quire.storage import chunks, vectors
 from quire.storage.db import Database
 from quire.text.language import language_name
@@ -78,7 +79,8 @@ NO_CROSS_ENCODER = "no reranker model installed: the first hits are ordered by t
 
 class Searcher:
     """Holds what searches share: the database, the embedder, the reranker (or, without one,
-    the order by best sentence), and the legs with their caches (retrieval/legs.py)."""
+    the order by best sentence; replaceable while searches run), and the legs with their caches
+    (retrieval/legs.py). ``owns_reranker``: ``close`` closes the reranker given."""
 
     def __init__(
         self,
@@ -87,13 +89,15 @@ class Searcher:
         embedder: Embedder | None,
         reranker: Reranker | None = None,
         order: HitOrder | None = None,
+        *,
+        owns_reranker: bool = False,
     ) -> None:
         self.db = db
         self.settings = settings
         self.embedder = embedder
         #: The languages the embedder covers (its vectors are noise for the others).
         self.coverage = coverage(embedder.name, settings.embed_languages) if embedder else None
-        self.reranker = reranker
+        self.rerankers = RerankerSlot(reranker, owned=owns_reranker)
         self.order = order
         self.legs = open_legs(db, settings)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="quire-leg")
@@ -101,6 +105,7 @@ class Searcher:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.legs.close()
+        self.rerankers.close()
 
     # -- the request ------------------------------------------------------------------------
     def check(self, options: SearchOptions) -> None:
@@ -126,6 +131,12 @@ class Searcher:
 
         ``plan``: one made already (the chat engine plans with its LLM); None: heuristic.
         """
+        with self.rerankers.hold() as reranker:  # to the end, whatever replaces it meanwhile
+            return self._run(query, options, plan, reranker)
+
+    def _run(
+        self, query: str, options: SearchOptions, plan: Plan | None, reranker: Reranker | None
+    ) -> SearchResult:
         t_start, cpu_start = time.perf_counter(), time.process_time()
         req = self._plan(query, options, plan)
         rankings, qvecs = self._legs(req)
@@ -134,9 +145,9 @@ class Searcher:
         ranks, scores = per_leg(rankings)
         counts: dict[str, int] = {s: sum(s in r for r in ranks.values()) for s in sources(rankings)}
         counts["fused"] = len(fused)
-        order, rerank_scores, spans, report = self._rerank(req, [cid for cid, _ in fused])
+        order, rerank_scores, spans, report = self._rerank(req, reranker, [c for c, _ in fused])
         hits = self._hydrate(req, order, ranks, scores, dict(fused), rerank_scores, spans)
-        if req.options.rerank and self.reranker is None:
+        if req.options.rerank and reranker is None:
             hits = self._by_sentence(req, hits)
         req.timings["total"] = _ms(t_start)
         return SearchResult(
@@ -305,12 +316,12 @@ class Searcher:
         return {cid: (w.start, w.end) for cid, w in self._best_windows(req, order).items()}
 
     def _rerank(
-        self, req: _Request, order: list[int]
+        self, req: _Request, reranker: Reranker | None, order: list[int]
     ) -> tuple[list[int], dict[int, float], dict[int, tuple[int, int]], RerankReport | None]:
         """The cross-encoder's order of the fused candidates (fusion order when there is no
         model or it fails), cut to the request's limit; and the span of each chunk it read:
         the best window of sentences widened to ``rerank_passage_chars`` (see windows.py)."""
-        if not req.options.rerank or self.reranker is None:
+        if not req.options.rerank or reranker is None:
             return order[: req.limit], {}, {}, None  # without one: _by_sentence
         if not order:
             return order, {}, {}, None
@@ -325,7 +336,7 @@ class Searcher:
                 if cid in texts
             }
             outcome = rerank(
-                self.reranker,
+                reranker,
                 req.query,
                 [(cid, texts[cid][slice(*spans[cid])]) for cid in order if cid in texts],
                 top_n=req.limit,

@@ -533,6 +533,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/models/reranker/pull": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pull Reranker
+         * @description Download the cross-encoder (`QUIRE_RERANK_REPO`) from the Hugging Face Hub as `quire
+         *     models pull reranker` does: `progress` events (bytes of each download, then the conversion
+         *     and the check), then `done`, from when search reranks with it (no restart), or `error`
+         *     (hub unreachable, no such repo, disk full …: nothing is installed). It runs to its end
+         *     even if the client leaves.
+         */
+        post: operations["pull_reranker_api_models_reranker_pull_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models/use": {
         parameters: {
             query?: never;
@@ -2111,16 +2135,93 @@ export interface components {
             installed: boolean;
             /**
              * Loaded
-             * @description Search uses it now (loaded when the API started).
+             * @description Search uses it now.
              */
             loaded: boolean;
+            /**
+             * Pulling
+             * @description A download started here is running.
+             */
+            pulling: boolean;
             /** Path */
             path: string;
             /**
              * Command
-             * @description The command that downloads it.
+             * @description The command that downloads it (or POST …/reranker/pull).
              */
             command: string;
+        };
+        /**
+         * RerankerPullEvent
+         * @description The data of an event: ``progress`` (a step), or the closing ``done`` (what was
+         *     installed); an ``error`` event carries the error shape.
+         */
+        RerankerPullEvent: components["schemas"]["RerankerPullProgress"] | components["schemas"]["RerankerPulled"];
+        /** RerankerPullProgress */
+        RerankerPullProgress: {
+            /**
+             * Step
+             * @description What is done now: "download onnx/model.onnx", "quantise" …
+             */
+            step: string;
+            /**
+             * Completed
+             * @description Bytes of the step done (0 for a conversion).
+             */
+            completed: number;
+            /**
+             * Total
+             * @description Bytes of the step; null: a step without a size.
+             */
+            total: number | null;
+            /**
+             * Fraction
+             * @description completed / total, null without a size.
+             */
+            fraction: number | null;
+            /**
+             * Done
+             * @description The step is finished.
+             */
+            done: boolean;
+        };
+        /** RerankerPulled */
+        RerankerPulled: {
+            /** Repo */
+            repo: string;
+            /** Commit */
+            commit: string;
+            /**
+             * Source
+             * @description How the int8 model was made, in words.
+             */
+            source: string;
+            /**
+             * Size
+             * @description Bytes installed.
+             */
+            size: number;
+            /**
+             * Path
+             * @description The model file.
+             */
+            path: string;
+            /**
+             * Up To Date
+             * @description This commit was installed already: nothing changed.
+             */
+            up_to_date: boolean;
+            /**
+             * Notes
+             * @description What the pull noticed (offline: the cached copy …).
+             */
+            notes: string[];
+            /**
+             * Loaded
+             * @description Search reranks with it now.
+             * @default false
+             */
+            loaded: boolean;
         };
         /** RerankerStatus */
         RerankerStatus: {
@@ -4431,6 +4532,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    pull_reranker_api_models_reranker_pull_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `progress` events (one per step), then `done` or `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A download is running already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
                 };
             };
         };

@@ -14,7 +14,7 @@ import type {
   StageEvent,
 } from '@/api/chat'
 import { isAbort, messageOf } from '@/api/client'
-import { getLlmStatus, type LlmStatus } from '@/api/health'
+import { getHealth, getLlmStatus, type LlmStatus } from '@/api/health'
 
 /** A message as shown: stored messages plus the one still streaming. */
 export interface ChatMessage extends Omit<Message, 'id' | 'status'> {
@@ -84,6 +84,8 @@ export const useChatStore = defineStore('chat', () => {
   })
   /** Which LLM would answer now (GET /api/llm); null until known or when unavailable. */
   const llm = ref<LlmStatus | null>(null)
+  /** Whether search reranks with a cross-encoder (GET /api/health); null until known. */
+  const reranker = ref<boolean | null>(null)
   let controller: AbortController | null = null
 
   /** The latest answer: its sources are the sources panel's unless the reader chose another. */
@@ -106,6 +108,14 @@ export const useChatStore = defineStore('chat', () => {
       llm.value = await getLlmStatus()
     } catch {
       llm.value = null
+    }
+  }
+
+  async function loadReranker(): Promise<void> {
+    try {
+      reranker.value = (await getHealth()).reranker?.loaded ?? false
+    } catch {
+      reranker.value = null
     }
   }
 
@@ -254,6 +264,8 @@ export const useChatStore = defineStore('chat', () => {
     mode,
     llm,
     loadLlm,
+    reranker,
+    loadReranker,
     loadConversations,
     open,
     ask,

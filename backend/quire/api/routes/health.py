@@ -66,16 +66,20 @@ def _embedder(request: Request, dim: int | None) -> EmbedderStatus | None:
 
 def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
     searcher = _searcher(request)
-    loaded = searcher is not None and searcher.reranker is not None
+    loaded = searcher is not None and searcher.rerankers.current is not None
     model = str(resolve_model_dir(settings))
     if loaded:
         error = None
     elif find_model_file(resolve_model_dir(settings)) is not None:
-        error = "installed after the API started: restart it to rerank"
+        # By `quire models pull` (a pull in Settings loads what it installs).
+        error = (
+            "installed after the API started: restart it, or press Load reranker in "
+            "Settings, to rerank"
+        )
     else:
         error = (
-            "not installed: run `quire models pull reranker` "
-            "(until then, the first hits by their best sentence)"
+            "not installed: Download reranker in Settings, or run `quire models pull "
+            "reranker` (until then, the first hits by their best sentence)"
         )
     return RerankerStatus(model=model, loaded=loaded, error=error)
 

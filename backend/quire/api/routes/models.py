@@ -4,6 +4,8 @@ choosing the one that writes answers (docs/using/models.md).
 
     GET    /api/models          servers, chat models, recommendation, the model in use
     POST   /api/models/pull     {"name": "llama3.2:3b"} -> progress events, then done or error
+    POST   /api/models/reranker/pull   the cross-encoder from the Hugging Face Hub -> progress
+                                events, then done (search reranks with it now) or error
     PUT    /api/models/use      {"name": "llama3.2:3b"} -> the next answer is written by it
     DELETE /api/models/use      back to the configured model (QUIRE_OLLAMA_CHAT_MODEL …)
 """
@@ -15,11 +17,12 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict
 from typing import Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.sse import ServerSentEvent
 from pydantic import BaseModel, Field
 
 from quire.api.deps import AdminOnly, RuntimeDep, SettingsDep
+from quire.api.reranker_pull import RerankerPullEvent, RerankerPulls
 from quire.api.schemas import error_responses, stream_error_responses
 from quire.api.sse import EventStream
 from quire.errors import Conflict, QuireError
@@ -63,9 +66,10 @@ class RecommendationOut(BaseModel):
 
 class RerankerOut(BaseModel):
     installed: bool
-    loaded: bool = Field(description="Search uses it now (loaded when the API started).")
+    loaded: bool = Field(description="Search uses it now.")
+    pulling: bool = Field(description="A download started here is running.")
     path: str
-    command: str = Field(description="The command that downloads it.")
+    command: str = Field(description="The command that downloads it (or POST …/reranker/pull).")
 
 
 class ChoiceOut(BaseModel):
@@ -120,8 +124,13 @@ def _server_out(server: Server, in_use: str | None) -> ServerOut:
     return ServerOut.model_validate(out)
 
 
+def _pulls(request: Request) -> RerankerPulls:
+    pulls: RerankerPulls = request.app.state.reranker_pulls
+    return pulls
+
+
 @router.get("", response_model=ModelsOut, summary="Language model servers and chat models")
-async def list_models(runtime: RuntimeDep, settings: SettingsDep) -> ModelsOut:
+async def list_models(request: Request, runtime: RuntimeDep, settings: SettingsDep) -> ModelsOut:
     """Where Quire looked for a model server, the chat models of each that answered, the model
     recommended for this machine's memory, and the one in use."""
     runtime.sync_llm()
@@ -141,6 +150,7 @@ async def list_models(runtime: RuntimeDep, settings: SettingsDep) -> ModelsOut:
         reranker=RerankerOut(
             installed=find_model_file(reranker_dir) is not None,
             loaded=runtime.reranker is not None,
+            pulling=_pulls(request).running,
             path=str(reranker_dir),
             command="quire models pull reranker",
         ),
@@ -194,6 +204,27 @@ async def pull_model(body: PullIn, runtime: RuntimeDep, settings: SettingsDep) -
             yield ServerSentEvent(event="error", data=e.body())
 
     return EventStream(events())
+
+
+@router.post(
+    "/reranker/pull",
+    response_class=EventStream,
+    dependencies=[AdminOnly],
+    responses={
+        200: {
+            "model": RerankerPullEvent,
+            "description": "`progress` events (one per step), then `done` or `error`.",
+        },
+        **stream_error_responses({403: "Not an admin", 409: "A download is running already"}),
+    },
+)
+async def pull_reranker(request: Request, runtime: RuntimeDep) -> EventStream:
+    """Download the cross-encoder (`QUIRE_RERANK_REPO`) from the Hugging Face Hub as `quire
+    models pull reranker` does: `progress` events (bytes of each download, then the conversion
+    and the check), then `done`, from when search reranks with it (no restart), or `error`
+    (hub unreachable, no such repo, disk full …: nothing is installed). It runs to its end
+    even if the client leaves."""
+    return EventStream(_pulls(request).start(runtime))
 
 
 @router.put(

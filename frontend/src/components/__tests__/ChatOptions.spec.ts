@@ -23,6 +23,21 @@ beforeEach(() => setActivePinia(createPinia()))
 afterEach(() => vi.unstubAllGlobals())
 
 describe('ChatOptions', () => {
+  it('says whether Rerank uses the cross-encoder, and where to get one', async () => {
+    const chat = useChatStore()
+    const w = mount(ChatOptions, { global: { stubs: { RouterLink: STUB_LINK } } })
+    const hint = () => w.get('[data-testid="rerank-hint"]')
+    expect(hint().text()).toContain('when one is installed')
+    chat.reranker = false
+    await nextTick()
+    expect(hint().text()).toContain('no cross-encoder is loaded')
+    expect(hint().find('a').text()).toBe('Download one')
+    chat.reranker = true
+    await nextTick()
+    expect(hint().text()).toBe('Reorder the best passages before answering, by the cross-encoder.')
+    expect(w.get('input[name="rerank"]').attributes('disabled')).toBeUndefined()
+  })
+
   it('says who will answer: the LLM, or the extractive mode', async () => {
     const chat = useChatStore()
     const w = mount(ChatOptions, { global: { stubs: { RouterLink: STUB_LINK } } })

@@ -41,6 +41,7 @@ function models(over: Partial<Models> = {}): Models {
     reranker: {
       installed: false,
       loaded: false,
+      pulling: false,
       path: '/m',
       command: 'quire models pull reranker',
     },
@@ -82,6 +83,31 @@ describe('SettingsModels', () => {
     expect(w.get('[data-testid="recommendation"]').text()).toContain('llama3.2:3b')
     expect(w.get('[data-testid="recommendation"] button').text()).toBe('Pull llama3.2:3b')
     expect(w.get('[data-testid="reranker-setup"]').text()).toContain('quire models pull reranker')
+  })
+
+  it('follows a reranker download started in another tab until it ends', async () => {
+    vi.useFakeTimers()
+    try {
+      const base = models().reranker
+      serve(
+        [
+          models({ reranker: { ...base, pulling: true } }),
+          models({ reranker: { ...base, installed: true, loaded: true } }),
+        ],
+        '',
+      )
+      const w = mount(SettingsModels)
+      await flushPromises()
+      const button = () => w.get('[data-testid="reranker-pull"]')
+      expect(button().attributes('disabled')).toBeDefined()
+      await vi.advanceTimersByTimeAsync(2000)
+      await flushPromises()
+      expect(w.get('[data-testid="reranker-status"]').text()).toBe('loaded')
+      expect(button().text()).toBe('Update reranker')
+      expect(button().attributes('disabled')).toBeUndefined()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('says how to install Ollama when no server answers', async () => {
