@@ -1,15 +1,19 @@
 """The Notes list past its first page (issue 37): a library of a few thousand notes, made
 through the storage layer in one transaction, listed a page at a time with ``next_offset``;
-the filters and the search apply to every note on the server, not to a loaded page."""
+the filters and the search apply to every note on the server, not to a loaded page. The CLI
+exports them all in a chosen citation style."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from quire.api.limits import MAX_PAGE_SIZE
+from quire.cli import main
 from quire.config import Settings
 from quire.storage import notes
 from quire.storage.db import Database
@@ -37,9 +41,13 @@ def make_notes(db: Database, document_id: int, count: int, *, last_word: str) ->
 
 
 @pytest.fixture(scope="module")
-def api(request: pytest.FixtureRequest) -> Iterator[TestClient]:
-    for settings in library_copy(request, "sqlite", FILES, llm_backends="none"):
-        yield from _client(settings)
+def library(request: pytest.FixtureRequest) -> Iterator[Settings]:
+    yield from library_copy(request, "sqlite", FILES, llm_backends="none")
+
+
+@pytest.fixture(scope="module")
+def api(library: Settings) -> Iterator[TestClient]:
+    yield from _client(library)
 
 
 def _client(settings: Settings) -> Iterator[TestClient]:
@@ -94,3 +102,23 @@ def test_search_and_filters_apply_to_every_note(api: TestClient) -> None:
 def test_a_page_larger_than_the_limit_is_refused(api: TestClient) -> None:
     r = api.get("/api/notes", params={"limit": MAX_PAGE_SIZE + 1})
     assert r.status_code == 422 and "limit" in r.text, r.text
+
+
+def test_the_cli_exports_every_note_in_a_chosen_style(
+    api: TestClient, library: Settings, tmp_path: Path
+) -> None:
+    doc_id = api.get("/api/notes", params={"q": LAST_WORD}).json()["notes"][0]["document_id"]
+    env = {"QUIRE_DATA_DIR": str(library.data_dir), "QUIRE_LLM_BACKENDS": "none"}
+    runner = CliRunner()
+    done = runner.invoke(
+        main, ["notes", "export", str(doc_id), "--style", "apa", "-o", str(tmp_path)], env=env
+    )
+    assert done.exit_code == 0, done.output
+    (written,) = tmp_path.glob("*.md")
+    text = written.read_text(encoding="utf-8")
+    assert 'citation_style: "apa"' in text and f"notes: {COUNT}" in text
+    assert LAST_WORD in text
+    bad = runner.invoke(main, ["notes", "export", str(doc_id), "--style", "chicgo"], env=env)
+    assert bad.exit_code == 1 and "unknown citation style 'chicgo'" in bad.output, bad.output
+    listed = runner.invoke(main, ["notes", "styles", "modern", "language"], env=env)
+    assert listed.exit_code == 0 and "modern-language-association" in listed.output

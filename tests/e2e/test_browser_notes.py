@@ -10,6 +10,7 @@ page reaches the last of thousands of notes and searches them all."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -152,6 +153,42 @@ def test_a_note_with_a_script_shows_it_as_text(page: Page, stack: Stack) -> None
     expect(body).to_contain_text("<script>")
     assert body.locator("script, img").count() == 0
     assert pg.evaluate("window.__pwned") is None
+
+
+def test_the_citation_style_chosen_in_settings_is_the_exports(page: Page, stack: Stack) -> None:
+    pg = page
+    doc_id = upload_ready(stack, PDF)
+    text = httpx.get(f"{stack.web}/api/documents/{doc_id}/pages/1", timeout=10).json()["text"]
+    start = text.index(". ") + 2
+    end = text.index(".", start + 20) + 1
+    r = httpx.post(
+        f"{stack.web}/api/notes",
+        json={
+            "document_id": doc_id,
+            "page": 1,
+            "quote": text[start:end],
+            "span_start": start,
+            "span_end": end,
+        },
+    )
+    assert r.status_code == 201, r.text
+    pg.goto("/settings")
+    section = pg.get_by_test_id("citation-style")
+    section.get_by_label("Citation style").fill("apaa")
+    section.get_by_role("button", name="Save").click()
+    expect(section.get_by_role("alert")).to_contain_text("No citation style is named “apaa”")
+    section.get_by_label("Citation style").fill("apa")
+    section.get_by_role("button", name="Save").click()
+    expect(section.get_by_role("status")).to_contain_text("Saved: apa")
+    pg.reload()
+    expect(pg.get_by_test_id("citation-style")).to_contain_text("Now: apa")
+
+    pg.goto(f"/library/{doc_id}")
+    with pg.expect_download() as got:
+        pg.get_by_test_id("document-notes").get_by_role("button", name="Export as Markdown").click()
+    exported = Path(got.value.path()).read_text(encoding="utf-8")
+    assert 'citation_style: "apa"' in exported, exported[:400]
+    assert "> — (United States Copyright Office - jmf, n.d., p. 1) ([open in Quire](" in exported
 
 
 #: Select four words of one line on the OCR word layer laid over a scan or an image file's page
