@@ -26,12 +26,15 @@ export async function listNotes(query: NoteQuery = {}): Promise<NotePage> {
   return bodyOf(client.GET('/api/notes', { params: { query } }))
 }
 
+/** The most notes one request returns: the API's page size (backend api/limits.py). */
+export const MAX_PAGE_SIZE = 1000
+
 /** Every note that matches, page after page (at most `maxPages` requests). */
 export async function listAllNotes(query: NoteQuery = {}, maxPages = 100): Promise<Note[]> {
   const out: Note[] = []
   let offset: number | null = 0
   for (let i = 0; i < maxPages && offset !== null; i++) {
-    const got: NotePage = await listNotes({ limit: 1000, ...query, offset })
+    const got: NotePage = await listNotes({ limit: MAX_PAGE_SIZE, ...query, offset })
     out.push(...got.notes)
     offset = got.next_offset ?? null
   }
