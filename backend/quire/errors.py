@@ -7,7 +7,8 @@
     │   ├── FileTooLarge           413
     │   ├── CorruptFile            422  truncated PDF, broken zip, unsafe XML ...
     │   ├── EncryptedFile          422
-    │   └── NeedsJavaScript        422  a fetched page shows its text only through scripts
+    │   ├── NeedsJavaScript        422  a fetched page shows its text only through scripts
+    │   └── UnknownName            422  a name Quire has nothing by (a citation style)
     ├── Forbidden                  403  not allowed here (a setting keeps it off)
     │   └── FetchRefused                a link to an address Quire does not fetch (SSRF)
     ├── FetchFailed                502  a link could not be fetched (no answer, HTTP error)
@@ -102,6 +103,14 @@ class NeedsJavaScript(InputError):
 
     status_code = 422
     code = "needs_javascript"
+
+
+class UnknownName(InputError):
+    """A name Quire has nothing by, such as a citation style; the message says where the
+    names are listed."""
+
+    status_code = 422
+    code = "unknown_name"
 
 
 class Forbidden(QuireError):

@@ -130,6 +130,15 @@ BENCHES: dict[str, Bench] = {
         "[Notes](../using/notes.md#measured).",
         r.render_notes,
     ),
+    "notes_list": Bench(
+        "Notes: listed and exported",
+        ".venv/bin/python bench/notes_list.py --notes 5000 --runs 5",
+        "`GET /api/notes` through the app on a library of thousands of highlights (made through "
+        "the storage layer): the first page, the last page, a search that finds the last note; "
+        "and `GET /api/notes/export` of all of them in Quire's style and two CSL styles. See "
+        "[Notes](../using/notes.md#measured).",
+        r.render_notes_list,
+    ),
     "embed": Bench(
         "Embedding",
         ".venv/bin/python bench/embed.py --optimized --static",

@@ -580,3 +580,17 @@ def render_notes(data: list[Run]) -> Lines:
             for name, r in (run.get("results") or {}).items()
         )
     return out
+
+
+def render_notes_list(data: list[Run]) -> Lines:
+    out: Lines = []
+    for run in newest_first(data):
+        res = run.get("result") or {}
+        flags = {"notes": res.get("notes"), "runs": run.get("runs")}
+        out += run_header(run, command("bench/notes_list.py", flags))
+        out += table(
+            {"request": name.removesuffix("_ms").replace("_", " "), "p50, ms": num(value)}
+            for name, value in res.items()
+            if name.endswith("_ms")
+        )
+    return out

@@ -219,6 +219,47 @@ def test_markdown_export_round_trips_quotes_and_citations(api: TestClient) -> No
     assert {(q, i) for q, _, i in quotes} == wanted
     assert all(cite == f"*{note['document_title']}*, p. 1" for _, cite, _ in quotes)
     assert "## p. 1" in body and "Export me." in body
+    assert meta["citation_style"] == "quire" and "reference" not in meta
+
+
+@pytest.mark.parametrize(
+    ("style", "cited"),
+    [
+        # The DMCA summary's PDF names its author (an office, "- jmf" included) and no date.
+        ("apa", "(United States Copyright Office - jmf, n.d., p. 1)"),
+        ("chicago-author-date", "(United States Copyright Office - jmf, n.d., 1)"),
+    ],
+)
+def test_markdown_export_cites_in_a_chosen_csl_style(
+    api: TestClient, style: str, cited: str
+) -> None:
+    note = _highlight(api, f"Cited in {style}.")
+    doc, title = note["document_id"], note["document_title"]
+    r = api.get("/api/notes/export", params={"document_id": doc, "style": style.upper()})
+    assert r.status_code == 200, r.text
+    _, front, body = r.text.split("---\n", 2)
+    meta = yaml.safe_load(front)
+    assert meta["citation_style"] == style and title in meta["reference"]
+    listed = api.get("/api/notes", params={"document_id": doc}).json()["notes"]
+    quotes = _parse_quotes(body)
+    assert {(q, i) for q, _, i in quotes} == {(n["quote"], n["id"]) for n in listed if n["quote"]}
+    assert {c for _, c, _ in quotes} == {cited}, quotes
+    assert meta["reference"] in body and f"Cited in {style}." in body
+
+
+def test_an_unknown_style_is_refused_with_where_the_names_are(api: TestClient) -> None:
+    doc = _doc(api, "pdf")["id"]
+    r = api.get("/api/notes/export", params={"document_id": doc, "style": "apaa"})
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "did you mean apa" in message and "/api/notes/styles" in message, message
+    r = api.get("/api/notes/export", params={"document_id": doc, "style": "../../etc/passwd"})
+    assert r.status_code == 422 and "unknown citation style" in r.text
+    styles = api.get("/api/notes/styles", params={"q": "chicago author date"}).json()
+    names = [s["name"] for s in styles["styles"]]
+    assert names[0] == "chicago-author-date" and styles["total"] >= len(names) > 3
+    assert styles["default"] == "quire"
+    assert api.get("/api/notes/styles").json()["styles"][0]["name"] == "quire"
 
 
 def _parse_quotes(body: str) -> list[tuple[str, str, int]]:

@@ -327,6 +327,8 @@ def test_bob_reaches_nothing_of_alices_on_any_route(team: Team) -> None:
         ("GET", "/api/notes"): notes,
         ("POST", "/api/notes"): add_note,
         ("GET", "/api/notes/export"): export_notes,
+        # The citation styles: the same list for everyone, nothing of anyone's.
+        ("GET", "/api/notes/styles"): lambda: no_secret(bob.get("/api/notes/styles")),
         ("GET", "/api/notes/{note_id}"): lambda: _not_found(bob.get(private_note)),
         ("PATCH", "/api/notes/{note_id}"): lambda: _not_found(
             bob.patch(private_note, json={"body": "mine"})

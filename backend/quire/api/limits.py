@@ -1,4 +1,5 @@
-"""Reject oversized request bodies early: by Content-Length before reading, else while streaming."""
+"""The API's limits: a list's page size (``MAX_PAGE_SIZE``), and oversized request bodies
+rejected early, by Content-Length before reading, else while streaming."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from quire.api.errors import send_error
 from quire.errors import FileTooLarge
+
+#: The most items one request of a paged list returns (``limit``); the next page is asked for
+#: with ``offset`` (the response's ``next_offset``).
+MAX_PAGE_SIZE = 1000
 
 
 class BodySizeLimit:

@@ -17,9 +17,10 @@ from rich.table import Table
 
 from quire.cli.common import console, fail, settings
 from quire.errors import InputError, QuireError
-from quire.storage import access, documents, note_export, notes, people
+from quire.storage import access, documents, notes, people
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
+from quire.synthesis import citation_style, note_export
 
 _AS = click.option(
     "--as", "as_user", metavar="NAME", help="Read as this person (needed once there are people)."
@@ -79,11 +80,20 @@ def list_cmd(
     show_default=True, help="The folder to write one Markdown file per document into.",
 )  # fmt: skip
 @click.option("--base-url", default="", help="The web app's address, for the links back.")
+@click.option(
+    "--style", default=citation_style.QUIRE, show_default=True,
+    help="The citation style: quire (Quire's own) or a CSL style's name (`quire notes styles`).",
+)  # fmt: skip
 @_AS
 def export_cmd(
-    document_ids: tuple[int, ...], out: Path, base_url: str, as_user: str | None
+    document_ids: tuple[int, ...], out: Path, base_url: str, style: str, as_user: str | None
 ) -> None:
-    """Each document's notes as one Markdown file (Obsidian-friendly front matter)."""
+    """Each document's notes as one Markdown file (Obsidian-friendly front matter), each
+    highlight cited in the chosen style."""
+    try:
+        style = citation_style.check(style)
+    except QuireError as exc:
+        fail(exc)
     out.mkdir(parents=True, exist_ok=True)
     with _reading(as_user) as db, db.read() as conn:
         for document_id in document_ids:
@@ -93,5 +103,22 @@ def export_cmd(
                 fail(exc)
             found, _ = notes.list_notes(conn, notes.NoteFilter(document_id), limit=100_000)
             path = out / note_export.filename(doc["title"] or doc["filename"], document_id)
-            path.write_text(note_export.render(doc, found, base_url=base_url), encoding="utf-8")
+            text = note_export.render(doc, found, base_url=base_url, style=style)
+            path.write_text(text, encoding="utf-8")
             click.echo(f"{path}  ({len(found)} note{'s' if len(found) != 1 else ''})")
+
+
+@notes_group.command("styles")
+@click.argument("words", nargs=-1)
+@click.option("--limit", default=50, show_default=True, help="List at most this many.")
+def styles_cmd(words: tuple[str, ...], limit: int) -> None:
+    """The citation styles `quire notes export --style` takes (those with WORDS in the name)."""
+    found, total = citation_style.names(" ".join(words), limit)
+    table = Table("style", "title")
+    for s in found:
+        table.add_row(s.name, s.title)
+    console.print(table)
+    console.print(
+        f"{total} style{'s' if total != 1 else ''}"
+        + (f", {len(found)} shown" if total > len(found) else "")
+    )

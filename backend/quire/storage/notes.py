@@ -391,6 +391,7 @@ class NoteFilter:
     q: str | None = None
     origin: str | None = None
     status: str | None = None
+    page: int | None = None
 
 
 def list_notes(
@@ -402,6 +403,8 @@ def list_notes(
     where: list[Any] = [text(sql or "1 = 1").bindparams(**params)]
     if flt.document_id is not None:
         where.append(notes.c.document_id == flt.document_id)
+    if flt.page is not None:
+        where.append(notes.c.page == flt.page)
     if flt.since is not None:
         where.append(notes.c.updated_at >= flt.since)
     if flt.until is not None:

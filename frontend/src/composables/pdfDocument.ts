@@ -71,6 +71,9 @@ export interface RenderedPage {
   /** The page's text items, one per text-layer span in `spans` (same order). */
   items: Pick<TextItem, 'str' | 'hasEOL'>[]
   spans: HTMLElement[]
+  /** A rectangle in PDF points ([x1, y1, x2, y2], origin bottom-left) in CSS pixels of the
+   * rendered page (pdf.js's viewport: its crop box and rotation applied). */
+  fromPdf: (rect: number[]) => number[]
 }
 
 /**
@@ -100,5 +103,12 @@ export async function renderPage(
   const layer = new pdfjs.TextLayer({ textContentSource: content, container: textLayer, viewport })
   await layer.render()
   const items = content.items.filter((i): i is TextItem => 'str' in i)
-  return { width: viewport.width, height: viewport.height, scale, items, spans: layer.textDivs }
+  return {
+    width: viewport.width,
+    height: viewport.height,
+    scale,
+    items,
+    spans: layer.textDivs,
+    fromPdf: (rect) => viewport.convertToViewportRectangle(rect),
+  }
 }

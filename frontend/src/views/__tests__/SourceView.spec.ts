@@ -27,7 +27,9 @@ function textLayerOf(items: { str: string; hasEOL: boolean }[]) {
       layer.append(span)
       return span
     })
-    return { width: 612, height: 792, scale: 1, items, spans }
+    // Scale 1, no crop box: PDF points from the bottom-left corner, flipped.
+    const fromPdf = ([x1, y1, x2, y2]: number[]) => [x1!, 792 - y1!, x2!, 792 - y2!]
+    return { width: 612, height: 792, scale: 1, items, spans, fromPdf }
   })
 }
 
