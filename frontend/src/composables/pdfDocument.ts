@@ -59,8 +59,15 @@ export async function openPdf(
   const [pdfjs, bytes] = await Promise.all([loadPdfJs(), fileBytes(docId, signal, rendition)])
   // The bytes, not a URL: pdf.js's own fetch would not send the API token.
   const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false })
-  signal?.addEventListener('abort', () => void task.destroy())
-  return task.promise
+  // The signal stops the opening only: once open, the document is the caller's to destroy (an
+  // abort later, for the next render of the page, must not destroy the document it renders).
+  const destroy = (): void => void task.destroy()
+  signal?.addEventListener('abort', destroy, { once: true })
+  try {
+    return await task.promise
+  } finally {
+    signal?.removeEventListener('abort', destroy)
+  }
 }
 
 export interface RenderedPage {
