@@ -28,6 +28,7 @@ from tests.e2e.test_browser_office import PHOTO
 pytestmark = pytest.mark.slow
 
 NOTE_WORD = "heronwatch"  # in no document: found, it is the note
+_LOAD_MORE = "document.querySelector('[data-testid=load-more]')"
 BULK = 2500  # notes on the Notes page: far past its old 500
 
 #: Select the longest line of the rendered page's text layer (a real DOM selection), and
@@ -349,12 +350,17 @@ def test_the_notes_page_reaches_its_last_note_and_searches_all(page: Page, stack
     pg.get_by_label("Search notes").fill("")
     expect(count).to_contain_text("showing 200")
     more = pg.get_by_test_id("load-more")
+    # "Load more" is clicked whenever it may be; scrolling loads pages too, so the button can be
+    # busy ("Loading…") or gone (the last page loaded) at any moment: both are waited out in
+    # the page, and it is clicked there in the same step as it is seen enabled.
     for _ in range(30):
-        if more.count() == 0:
+        pg.wait_for_function(f"() => {{ const b = {_LOAD_MORE}; return !b || !b.disabled }}")
+        clicked = pg.evaluate(
+            f"() => {{ const b = {_LOAD_MORE}; if (!b || b.disabled) return !!b; b.click(); "
+            "return true }"
+        )
+        if not clicked:
             break
-        expect(more).to_be_enabled()
-        more.click()
-        expect(pg.get_by_test_id("note")).not_to_have_count(0)
     expect(more).to_have_count(0)
     expect(pg.get_by_test_id("note")).to_have_count(total)
     expect(pg.get_by_test_id("note").filter(has_text=LAST_WORD)).to_have_count(1)
