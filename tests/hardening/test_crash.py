@@ -88,7 +88,8 @@ def _assert_whole(data: Path, documents: int) -> dict[str, int]:
 # Where the kills land: a document at a stage (or later in it), then a random 0-0.4 s more.
 # Time alone would mostly catch the slow first extraction; targets spread the kills.
 KILL_TARGETS = [(1, "extract"), (1, "embed"), (2, "extract"), (2, "embed"), (3, "extract")]
-STAGES = ("queued", "extract", "ocr", "chunk", "embed", "done")
+# The stages a job goes through, in order ("starting": taken by a worker, before its first stage).
+STAGES = ("queued", "starting", "extract", "ocr", "chunk", "embed", "done")
 
 
 def test_worker_killed_at_random_points_loses_nothing(tmp_path: Path) -> None:
