@@ -158,7 +158,16 @@ def test_bob_exports_no_private_note_by_api_cli_or_mcp(team: Team, tmp_path: Pat
         assert team.shared_id in {n.id for n in found.notes}
         assert SECRET not in found.model_dump_json()
         with access.reading_as(_reader(db, "alice")):
-            assert team.private_id in {n.id for n in mcp_library.list_notes(rt).notes}
+            everything = mcp_library.list_notes(rt)
+            assert team.private_id in {n.id for n in everything.notes}
+            # One at a time, by next_offset: the same notes, in the same order, then no more.
+            paged, offset = [], 0
+            while offset is not None and len(paged) <= everything.total:
+                one = mcp_library.list_notes(rt, limit=1, offset=offset)
+                paged += [n.id for n in one.notes]
+                offset = one.next_offset
+            assert everything.total >= 2 and everything.next_offset is None
+            assert paged == [n.id for n in everything.notes]
     finally:
         db.dispose()
 

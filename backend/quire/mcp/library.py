@@ -265,11 +265,14 @@ def list_notes(
     tag: str | None = None,
     text: str | None = None,
     limit: int = 100,
+    offset: int = 0,
 ) -> schemas.NoteList:
-    """The user's notes they may read (their own, the team's shared ones), filtered."""
+    """The user's notes they may read (their own, the team's shared ones), filtered; ``limit``
+    of them from ``offset`` (``next_offset`` asks for the next ones)."""
     flt = notes.NoteFilter(document_id=document_id, tag=tag, q=text)
     with rt.db.read() as conn:
-        found, total = notes.list_notes(conn, flt, limit=limit)
+        found, total = notes.list_notes(conn, flt, limit=limit, offset=offset)
+    after = offset + len(found)
     return schemas.NoteList(
         notes=[
             schemas.Note(
@@ -279,4 +282,5 @@ def list_notes(
             for n in found
         ],
         total=total,
+        next_offset=after if found and after < total else None,
     )

@@ -177,3 +177,6 @@ class Note(BaseModel):
 class NoteList(BaseModel):
     notes: list[Note] = Field(description="By document and page.")
     total: int = Field(description="How many match (notes may be fewer).")
+    next_offset: int | None = Field(
+        default=None, description="The offset of the next notes; null: these are the last."
+    )

@@ -245,6 +245,9 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             ),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+        offset: Annotated[
+            int, Field(ge=0, description="Skip this many (the last answer's next_offset).")
+        ] = 0,
     ) -> Annotated[CallToolResult, schemas.NoteList]:
         """The user's own highlights and notes (and their team's shared ones): the quote, the
         note, its tags and where it is ("your note on p. 45"). Search and ask find them too
@@ -252,7 +255,13 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
         return await _result(
             "list_notes",
             asyncio.to_thread(
-                library.list_notes, rt, document_id=document_id, tag=tag, text=text, limit=limit
+                library.list_notes,
+                rt,
+                document_id=document_id,
+                tag=tag,
+                text=text,
+                limit=limit,
+                offset=offset,
             ),
             ctx,
         )
