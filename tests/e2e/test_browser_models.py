@@ -32,13 +32,16 @@ NOTE = "# Harbor notes\n\nThe Marigold anchored near the reef at dawn, her sails
 QUESTION = "Where did the Marigold anchor at dawn?"
 #: Raw server words that must never reach an answer or its export.
 #: The reranker's bar, its words, and whether the pull ended, read at one moment.
-SNAPSHOT = """() => {
-  const one = (id) => document.querySelector(`[data-testid="${id}"]`)
-  const bar = one("reranker-progress")
+# One look at a pull's bar, its words and whether it ended (``prefix`` "" for a chat model's
+# pull, "reranker-" for the reranker's): the bar goes away the moment the pull ends, so it is
+# never counted and then read in two steps.
+SNAPSHOT = """(prefix) => {
+  const one = (id) => document.querySelector(`[data-testid="${prefix}${id}"]`)
+  const bar = one(prefix ? "progress" : "pull-progress")
   return {
     value: bar && bar.position >= 0 ? bar.value : null,
-    text: one("reranker-pull-status")?.innerText ?? null,
-    ended: !!(one("reranker-pull-done") || one("reranker-pull-error")),
+    text: one("pull-status")?.innerText ?? null,
+    ended: !!(one("pull-done") || one("pull-error")),
   }
 }"""
 RAW = ("127.0.0.1", "http://", "does not have the model", "unreachable", "llm_model_not_pulled")
@@ -122,14 +125,12 @@ def pull_and_watch(pg: Page, start: Any, name: str) -> list[float]:
     values: list[float] = []
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        value = bar.evaluate("e => e.position < 0 ? null : e.value") if bar.count() else None
-        if value is not None:
-            values.append(value)
-            status = pg.get_by_test_id("pull-status")
-            if 0 < value < 1 and status.count():
-                text = status.inner_text()
-                assert re.search(r"\d+% · [\d.]+ (MB|GB) of [\d.]+ GB", text), text
-        if pg.get_by_test_id("pull-done").count() or pg.get_by_test_id("pull-error").count():
+        seen = pg.evaluate(SNAPSHOT, "")
+        if seen["value"] is not None:
+            values.append(seen["value"])
+            if 0 < seen["value"] < 1 and seen["text"]:
+                assert re.search(r"\d+% · [\d.]+ (MB|GB) of [\d.]+ GB", seen["text"]), seen
+        if seen["ended"]:
             break
         time.sleep(0.05)
     expect(pg.get_by_test_id("pull-done")).to_contain_text(f"{name} is installed")
@@ -256,8 +257,7 @@ def test_download_the_reranker_and_search_reranks_with_it(
         texts: list[str] = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            # One look at the page: the bar goes away the moment the pull ends.
-            seen = pg.evaluate(SNAPSHOT)
+            seen = pg.evaluate(SNAPSHOT, "reranker-")
             if seen["value"] is not None and 0 < seen["value"] < 1 and seen["text"]:
                 values.append(seen["value"])
                 texts.append(seen["text"])
