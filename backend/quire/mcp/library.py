@@ -272,7 +272,6 @@ def list_notes(
     flt = notes.NoteFilter(document_id=document_id, tag=tag, q=text)
     with rt.db.read() as conn:
         found, total = notes.list_notes(conn, flt, limit=limit, offset=offset)
-    after = offset + len(found)
     return schemas.NoteList(
         notes=[
             schemas.Note(
@@ -282,5 +281,5 @@ def list_notes(
             for n in found
         ],
         total=total,
-        next_offset=after if found and after < total else None,
+        next_offset=notes.next_offset(offset, len(found), total),
     )

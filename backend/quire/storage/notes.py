@@ -394,6 +394,12 @@ class NoteFilter:
     page: int | None = None
 
 
+def next_offset(offset: int, shown: int, total: int) -> int | None:
+    """Where the page after one of ``shown`` notes from ``offset`` starts; None after the last."""
+    after = offset + shown
+    return after if shown and after < total else None
+
+
 def list_notes(
     conn: Connection, flt: NoteFilter, *, limit: int = 100, offset: int = 0
 ) -> tuple[list[dict[str, Any]], int]:

@@ -141,11 +141,10 @@ def list_notes(
     flt = notes.NoteFilter(document_id, tag, since, until, q, origin, status, page)
     with db.read() as conn:
         found, total = notes.list_notes(conn, flt, limit=limit, offset=offset)
-    after = offset + len(found)
     return NoteList(
         notes=[NoteOut.model_validate(n) for n in found],
         total=total,
-        next_offset=after if found and after < total else None,
+        next_offset=notes.next_offset(offset, len(found), total),
     )
 
 
