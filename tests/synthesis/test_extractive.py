@@ -313,6 +313,31 @@ def test_a_page_cut_in_two_passages_is_judged_as_one() -> None:
     assert [h.chunk_id for h in ordered] == [3, 2, 1]
 
 
+def test_a_page_close_in_meaning_that_gives_nothing_asked_yields_to_one_that_does() -> None:
+    """Both sentences are as close to the question in meaning; the first passage shares all
+    its words but says no time, the second says one ("within five seconds"). Asked how
+    quickly, the page that gives a time leads; the first page's closeness counts half."""
+    intro = _hit(
+        "The methodology starts most scheduled tasks quickly, safely and fairly across regions.",
+        1,
+        page=2,
+    )
+    answer = _hit("Under this methodology, 95% of jobs begin within five seconds.", 2, page=5)
+    ordered = extractive.by_best_sentence(
+        "How quickly does the methodology start most scheduled tasks?",
+        [intro, answer],
+        _TopicEmbedder(),  # type: ignore[arg-type]
+    )
+    assert [h.chunk_id for h in ordered] == [2, 1]
+    # A question that asks for nothing in particular keeps the closer match of words first.
+    ordered = extractive.by_best_sentence(
+        "Describe the methodology for scheduled tasks.",
+        [intro, answer],
+        _TopicEmbedder(),  # type: ignore[arg-type]
+    )
+    assert [h.chunk_id for h in ordered] == [1, 2]
+
+
 def test_a_bibliography_entry_does_not_answer_what_it_names() -> None:
     entry = dataclasses.replace(
         _hit("EIP-3529: Reduction in refunds, April 2021.", 1, page=18), heading_path="References"

@@ -59,6 +59,8 @@ MAX_SOURCES = 2
 #: keeping this much of the fusion order.
 ORDER_TOP = 10
 ORDER_PRIOR = 0.1
+#: The share of its cosine a unit giving nothing the question asks for counts in that order.
+GIVES_NOTHING = 0.5
 #: How much each feature counts in a unit's score.
 WEIGHTS = {
     "lexical": 0.40,
@@ -383,12 +385,21 @@ def by_best_sentence(
     """The first ``top`` hits in the order of their best unit: its score as a lead plus the
     best cosine of its units to the question, with a little of the fusion order kept
     (``ORDER_PRIOR / (1 + rank)``); the hits after ``top`` follow unchanged. A passage whose
-    sentence answers the question outranks one that shares more of its words."""
+    sentence answers the question outranks one that shares more of its words. When the
+    question asks for something in particular (a number, a date, a name, a definition, a
+    list), a unit's cosine counts as much as the unit gives it (``GIVES_NOTHING`` of it when it
+    gives nothing)."""
     head = list(hits[:top])
     best: dict[int, tuple[float, float]] = {}
+    particular = Asks.of(question).kind not in ("other", "yesno")
     for s in score_sentences(question, head, embedder, max_passages=len(head), pages=pages):
         score, cosine = best.get(s.hit_index, (0.0, 0.0))
-        best[s.hit_index] = (max(score, s.score), max(cosine, s.cosine))
+        # A sentence close to the question in meaning that gives nothing it asks for (the
+        # introduction that restates its subject) speaks less for its page.
+        meant = s.cosine
+        if particular:
+            meant *= GIVES_NOTHING + (1 - GIVES_NOTHING) * s.gives
+        best[s.hit_index] = (max(score, s.score), max(cosine, meant))
     # A page cut into two passages: the one with its best sentence is judged by the best
     # cosine of either.
     lead: dict[tuple[int, int], int] = {}
