@@ -14,6 +14,16 @@ from quire.retrieval.sentences import MAX_CHARS, split_sentences
             "Dr. Smith left at 3.5 p.m. He came back.",
             ["Dr. Smith left at 3.5 p.m.", "He came back."],
         ),
+        # A month or a reference abbreviated before its number ends no sentence; at the end
+        # of one, it does.
+        (
+            "Collected from Sep. 21, 2005 - Nov. 27, 2005 (see Eq. 3). It ended in Sep. Rain.",
+            [
+                "Collected from Sep. 21, 2005 - Nov. 27, 2005 (see Eq. 3).",
+                "It ended in Sep.",
+                "Rain.",
+            ],
+        ),
         # A question inside a quotation followed by a quoting particle is not a sentence end.
         (
             "彼は言った。「本当か？」と聞いた。次だ！",

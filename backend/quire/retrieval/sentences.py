@@ -24,13 +24,19 @@ _ABBREV = (
     r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bProf)(?<!\bSt)(?<!\bvs)(?<!\betc)(?<!\bal)"
     r"(?<!\bFig)(?<!\bNo)(?<!\bVol)(?<!\bp)(?<!\bpp)(?<!\be\.g)(?<!\bi\.e)(?<!\b[A-Z])"
 )
+# Abbreviations that stand before a number: "Sep. 21, 2005", "Eq. 3", "Sec. 4.2", "Ch. 7"
+# (not a boundary there; "in Sep. The next …" still is).
+_BEFORE_NUMBER = (
+    r"(?!(?:(?<=\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Sec|Tab|Ref|Art|Eqs|Nos))"
+    r"|(?<=\b(?:Sept|Sect|Figs|Refs))|(?<=\b(?:Eq|Ch|Nr)))\.\s+\d)"
+)
 # The lookahead first: most positions fail on it at once, before the abbreviation checks
 # (17 lookbehinds at every position made splitting the slowest step of the window stage).
 # Chinese and Japanese end a sentence with 。！？ (no space after), and closing brackets
 # stay with it; not before a quoting particle (「本当か？」と言った is one sentence). Arabic
 # ends one with . ! ؟ ۔ and a space before the next Arabic letter.
 _BOUNDARY = re.compile(
-    r"(?=[.!?])" + _ABBREV + r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n\s*\n"
+    r"(?=[.!?])" + _ABBREV + _BEFORE_NUMBER + r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n\s*\n"
     r"|[。！？]+[」』）】〕”’]*(?![とっ、，」』])\s*"
     r"|[.!؟۔]\s+(?=[\u0600-\u06ff])"
 )
