@@ -227,6 +227,18 @@ def test_highlight_spans_are_merged_and_case_insensitive() -> None:
     assert [text[s:e] for s, e in spans] == ["RABBIT", "running", "err-4", "rabbit"]
 
 
+def test_inner_patterns_match_a_term_inside_camel_case() -> None:
+    """With ``inner``, a term matches where a camel-cased word has it ("addTextToElement",
+    a PDF subscript glued on: "FShanghai"); not inside a lower-case word, and not at all
+    without ``inner``."""
+    inner = highlight_patterns(["element Shanghai"], [], inner=True)
+    plain = highlight_patterns(["element Shanghai"], [])
+    for camel in ("teletype.addTextToElement(para)", "Name: FShanghai"):
+        assert any(p.search(camel) for p in inner)
+        assert not any(p.search(camel) for p in plain)
+    assert not any(p.search("subelements, XSHANGHAI") for p in inner)
+
+
 def test_bm25_only_while_the_vector_store_rebuilds(
     searcher: Searcher, library: tuple[Settings, Database]
 ) -> None:

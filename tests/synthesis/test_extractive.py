@@ -338,6 +338,27 @@ def test_a_page_close_in_meaning_that_gives_nothing_asked_yields_to_one_that_doe
     assert [h.chunk_id for h in ordered] == [1, 2]
 
 
+def test_a_table_row_the_question_looks_up_leads() -> None:
+    """The question names a header of the row ("block number") and one of its values
+    ("Shanghai", glued to the subscript F the PDF set before it): that row leads, over a
+    footnote that shares more of the question's words and gives another fork's number."""
+    footnote = _hit(
+        "Note that while the Paris, Shanghai, and every upcoming forks activated at a given "
+        "block number (e.g. 15,537,394 for Paris), the trigger was not the block number.",
+        1,
+        page=3,
+    )
+    rows = _hit(
+        "Name: FParis · First Block Number: 15537394\n"
+        "Name: FShanghai · First Block Number: 17034870",
+        2,
+        page=3,
+    )
+    question = "At what block number did the Shanghai upgrade activate on Ethereum mainnet?"
+    chosen = extractive.select(question, [footnote, rows], None)
+    assert chosen[0].text == "Name: FShanghai · First Block Number: 17034870"
+
+
 def test_a_bibliography_entry_does_not_answer_what_it_names() -> None:
     entry = dataclasses.replace(
         _hit("EIP-3529: Reduction in refunds, April 2021.", 1, page=18), heading_path="References"

@@ -29,9 +29,19 @@ def lowered(passage: str) -> str:
     return low
 
 
-def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[re.Pattern[str]]:
+#: Where a word starts: after a non-word character, or inside a word written in camel case
+#: ("addTextToElement"), or after a capital glued to it (a PDF's subscript: "FShanghai").
+_WORD_START = r"(?<!\w)"
+_INNER_START = r"(?:(?<!\w)|(?<=(?-i:[A-Z]))(?=(?-i:[A-Z][a-z]))|(?<=(?-i:[a-z]))(?=(?-i:[A-Z])))"
+
+
+def highlight_patterns(
+    queries: Sequence[str], keywords: Sequence[str], *, inner: bool = False
+) -> list[re.Pattern[str]]:
     """Case-insensitive word-prefix patterns for the query terms (a crude stand-in for the
-    porter stemmer) and literal patterns for hard keywords, written in lower case."""
+    porter stemmer) and literal patterns for hard keywords, written in lower case. With
+    ``inner``, a term also matches where a word written in camel case has it (on text not
+    lower-cased)."""
     pats: list[re.Pattern[str]] = []
     seen: set[str] = set()
     stems: list[str] = []
@@ -53,7 +63,8 @@ def highlight_patterns(queries: Sequence[str], keywords: Sequence[str]) -> list[
         # One alternation (longest first) scans each passage once: ~8x faster than a pattern
         # per term over 50 hits.
         alternation = "|".join(map(re.escape, sorted(stems, key=len, reverse=True)))
-        pats.append(re.compile(r"(?<!\w)(?:" + alternation + r")\w*", re.IGNORECASE))
+        start = _INNER_START if inner else _WORD_START
+        pats.append(re.compile(start + r"(?:" + alternation + r")\w*", re.IGNORECASE))
     if grams:
         pats.append(re.compile("|".join(map(re.escape, grams)), re.IGNORECASE))
     for kw in keywords:

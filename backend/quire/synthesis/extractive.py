@@ -36,7 +36,7 @@ from quire.retrieval import lexical
 from quire.retrieval.highlight import highlight_patterns
 from quire.retrieval.hits import Hit
 from quire.retrieval.planner import identifiers
-from quire.retrieval.sentences import MAX_CHARS, ROWISH, split_sentences
+from quire.retrieval.sentences import MAX_CHARS, ROWISH, TABLE_ROW, split_sentences
 from quire.synthesis.asks import Asks
 from quire.text.segment import has_unspaced
 
@@ -48,6 +48,8 @@ FRAGMENT_FACTOR = 0.85  # a sentence cut by the layout (a column, a box) reads l
 #: Kinds of answer a lead must hold (a question asking "how many" is not answered by a
 #: sentence without a number, however close).
 EXACT = ("number", "date")
+#: What a question looks up in a table's row.
+LOOKED_UP = ("number", "date", "name")
 #: A unit supports the lead when it scores this share of it.
 KEEP_RATIO = 0.8
 #: ... and, from another page than the lead's, this share.
@@ -69,6 +71,7 @@ WEIGHTS = {
     "gives": 0.20,
     "novelty": 0.10,
     "prior": 0.20,
+    "lookup": 0.10,
 }
 #: The share of a neighbour's match a unit inherits: the sentence after the one that matches
 #: the question often answers it; the one before, less often.
@@ -179,7 +182,7 @@ def _term_patterns(
     registers" → CSR) with the terms they stand for: a unit holding the acronym matches them."""
     terms, patterns = [], []
     for t in lexical.terms(question):
-        for p in highlight_patterns([t], []):
+        for p in highlight_patterns([t], [], inner=True):
             terms.append(t)
             patterns.append(p)
     acronyms = []
@@ -262,6 +265,11 @@ def score_sentences(
         dtype=np.float32,
     )
     gives = np.array([asks.gives(s.text) for s in pool], dtype=np.float32)
+    # A row's cell answers a question that asks for a number, a date or a name.
+    lookup = np.array(
+        [_looks_up(patterns, s.text) if asks.kind in LOOKED_UP else 0.0 for s in pool],
+        dtype=np.float32,
+    )
     novelty = np.array([asks.novelty(s.text) for s in pool], dtype=np.float32)
     about_references = bool(_ASKS_REFERENCES.search(question))
     in_references = [not about_references and bool(_REFERENCE_LIST.search(h)) for h in headings]
@@ -286,6 +294,7 @@ def score_sentences(
             + WEIGHTS["gives"] * s.gives
             + WEIGHTS["novelty"] * s.novelty
             + WEIGHTS["prior"] * float(prior[k])
+            + WEIGHTS["lookup"] * float(lookup[k])
         )
         if not s.complete:
             s.score *= FRAGMENT_FACTOR
@@ -299,6 +308,21 @@ def score_sentences(
             s.score *= REFERENCE_LIST
     pool.sort(key=lambda s: -s.score)
     return pool
+
+
+def _looks_up(patterns: Sequence[re.Pattern[str]], text: str) -> float:
+    """1 for a table row (``Header: value · Header: value``) that the question looks up: it
+    names the row by the value of its first cell, its key, and one of the other cells by its
+    header ("the block number of Shanghai": ``Name: FShanghai · First Block Number:
+    17034870``); 0 otherwise."""
+    if "\u00b7" not in text or not TABLE_ROW.fullmatch(text):
+        return 0.0
+    cells = [cell.partition(": ") for cell in text.split(" \u00b7 ")]
+    if len(cells) < 2 or not all(colon for _, colon, _ in cells):
+        return 0.0
+    key = {k for k, p in enumerate(patterns) if p.search(cells[0][2])}
+    asked = {k for k, p in enumerate(patterns) for header, _, _ in cells[1:] if p.search(header)}
+    return 1.0 if key and asked - key else 0.0
 
 
 def _holds_number(identifier: str, number: str) -> bool:
