@@ -418,6 +418,18 @@ def test_a_limit_asks_for_a_number_and_a_superlative_alone_does_not() -> None:
     assert Asks.of("Which is the largest planet?").kind == "other"
 
 
+def test_how_a_thing_is_derived_asks_for_the_sentence_that_gives_the_rule() -> None:
+    asks = Asks.of("How is a block's gas target derived from its gas limit?")
+    assert asks.kind == "definition"
+    rule = "The gas target, τ, is defined as the gas limit Hl divided by the elasticity multiplier."
+    assert asks.gives(rule) == 1.0
+    assert asks.gives("The base fee is adjusted so that blocks consume the gas target.") == 0.0
+    assert Asks.of("How is the score computed?").gives("The score = hits / questions.") == 1.0
+    assert Asks.of("How does the model work?").kind == "other"
+    # A question that asks what a thing is keeps any defining sentence.
+    assert Asks.of("What is a gas target?").gives("A gas target is a number of gas.") == 1.0
+
+
 def test_which_kinds_of_asks_for_a_list() -> None:
     assert Asks.of("Along which kinds of factors do marketers divide their market?").kind == "list"
     assert Asks.of("What types of registers are there?").kind == "list"

@@ -111,11 +111,25 @@ _ASKS_DEFINITION = re.compile(
     r"|\bwhat does \S+( \S+){0,3} mean\b|\bdefin(e|ition)\b",
     re.I,
 )
+# "How is a block's gas target derived from its gas limit?": asks for the rule, a definition.
+_ASKS_DERIVATION = re.compile(
+    r"^\W*how (is|are|was|were|do|does|did) ([\w'’-]+ ){1,8}?(derived|computed|calculated|"
+    r"determined|obtained|defined|worked out|estimated)\b",
+    re.I,
+)
+# How a text states a rule: "is defined as the gas limit divided by ρ", "T = a / b".
+_STATES_DERIVATION = re.compile(
+    r"\b(defined as|given by|(computed|calculated|derived|obtained|determined|estimated) "
+    r"(as|from|by)|equals?|equal to|divided by|multiplied by|the (sum|product|ratio|difference|"
+    r"quotient|mean|average) of)\b|\s=\s",
+    re.I,
+)
 _ASKS_YESNO = re.compile(
     r"^\s*(is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)\b", re.I
 )
 #: The first that matches says what a question asks for.
 _KINDS: list[tuple[Kind, re.Pattern[str]]] = [
+    ("definition", _ASKS_DERIVATION),
     ("number", _ASKS_NUMBER),
     ("date", _ASKS_DATE),
     ("list", _ASKS_LIST),
@@ -178,6 +192,8 @@ def _numbers(text: str) -> set[str]:
 
 def _stated(question: str) -> re.Pattern[str] | None:
     """How the number a question asks for must be said: as a bound, as a time, or any way."""
+    if _ASKS_DERIVATION.search(question):
+        return _STATES_DERIVATION
     if _LIMIT.search(question):
         return _STATES_LIMIT
     if _DURATION.search(question):
@@ -227,7 +243,7 @@ class Asks:
                 if not is_stopword(a.lower()) and not is_stopword(b.lower())
             ],
             unspaced=has_unspaced(question),
-            stated=_stated(question) if kind == "number" else None,
+            stated=_stated(question) if kind in ("number", "definition") else None,
         )
 
     def new_words(self, text: str) -> list[str]:
@@ -280,6 +296,8 @@ class Asks:
             }
             return 1.0 if new else 0.0
         if self.kind == "definition":
+            if self.stated:  # asked how a thing is derived: the sentence giving the rule
+                return 1.0 if self.stated.search(text) else 0.0
             return 1.0 if _DEFINES.search(text) else 0.0
         if self.kind == "list":
             return 1.0 if _LISTS.search(text) else 0.0
