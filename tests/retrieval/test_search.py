@@ -19,6 +19,8 @@ from quire.retrieval.rerank import CrossEncoderReranker
 from quire.retrieval.search import Searcher
 from quire.storage.backends import sqlite as sqlite_backend
 from quire.storage.db import Database
+from quire.synthesis import extractive
+from quire.synthesis.order import SentenceOrder
 from quire.synthesis.parse import parse_plan
 from tests.retrieval.conftest import doc_id
 
@@ -237,6 +239,28 @@ def test_inner_patterns_match_a_term_inside_camel_case() -> None:
         assert any(p.search(camel) for p in inner)
         assert not any(p.search(camel) for p in plain)
     assert not any(p.search("subelements, XSHANGHAI") for p in inner)
+
+
+def test_a_question_about_the_end_of_a_book_prefers_its_last_pages(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    """Without a cross-encoder, "the book's closing paragraph" puts Alice's last chapter
+    (the sister's dream, section 11 of 11) first; the same order without the end in mind
+    puts the first chapter's page first."""
+    settings, db = library
+    question = "How does Alice's sister picture her in the book's closing paragraph?"
+    plain = Searcher(db, settings, embedder)
+    try:
+        hits = plain.search(question, SearchOptions(limit=10, rerank=False)).hits
+    finally:
+        plain.close()
+    alice = doc_id(db, "alice-epub3.epub")
+    assert extractive.asks_for_the_end(question)
+    ordered = SentenceOrder(db, embedder)(question, list(hits))
+    assert (ordered[0].document_id, ordered[0].page) == (alice, 11)
+    assert "sister" in ordered[0].text
+    unaware = extractive.by_best_sentence(question, hits, embedder)
+    assert (unaware[0].document_id, unaware[0].page) != (alice, 11)
 
 
 def test_bm25_only_while_the_vector_store_rebuilds(

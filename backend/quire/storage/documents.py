@@ -274,6 +274,17 @@ def language_counts(conn: Connection) -> LanguageCounts:
     return LanguageCounts([(r[0], int(r[1]), int(r[2])) for r in rows], int(undetected))
 
 
+def page_counts(conn: Connection, document_ids: Iterable[int]) -> dict[int, int]:
+    """The number of pages (slides, sections, turns) of each document."""
+    ids = sorted(set(document_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        select(documents.c.id, documents.c.page_count).where(documents.c.id.in_(ids))
+    )
+    return {int(i): int(n) for i, n in rows}
+
+
 def not_ready(conn: Connection) -> set[int]:
     """Ids of the documents a search must not show (queued, processing or failed)."""
     return {

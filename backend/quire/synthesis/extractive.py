@@ -26,7 +26,7 @@ retrieval/sentences.py.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +61,16 @@ MAX_SOURCES = 2
 #: keeping this much of the fusion order.
 ORDER_TOP = 10
 ORDER_PRIOR = 0.1
+#: What a page in a document's last ``END_SHARE`` adds in that order when the question asks
+#: about the end ("the book's closing sentence").
+NEAR_END = 0.5
+END_SHARE = 0.15
+_ENDING = re.compile(
+    r"\b(closing|final|last|concluding|ending) (sentence|sentences|words?|lines?|paragraph|"
+    r"note|chapter|section|page|remarks?|scene|pages)\b|\bat the (very )?end\b"
+    r"|\b(ends?|conclude[sd]?|closes?) (the|his|her|its|their) (book|novel|story|paper|report)\b",
+    re.I,
+)
 #: The share of its cosine a unit giving nothing the question asks for counts in that order.
 GIVES_NOTHING = 0.5
 #: How much each feature counts in a unit's score.
@@ -398,6 +408,12 @@ def select(
     return chosen
 
 
+def asks_for_the_end(question: str) -> bool:
+    """Whether ``question`` asks about how a document ends ("the book's closing sentence",
+    "the recommended reading at the end", "Harker's closing note")."""
+    return bool(_ENDING.search(question))
+
+
 def by_best_sentence(
     question: str,
     hits: Sequence[Hit],
@@ -405,6 +421,7 @@ def by_best_sentence(
     pages: Mapping[tuple[int, int], str] | None = None,
     *,
     top: int = ORDER_TOP,
+    near_end: Collection[tuple[int, int]] = (),
 ) -> list[Hit]:
     """The first ``top`` hits in the order of their best unit: its score as a lead plus the
     best cosine of its units to the question, with a little of the fusion order kept
@@ -412,7 +429,7 @@ def by_best_sentence(
     sentence answers the question outranks one that shares more of its words. When the
     question asks for something in particular (a number, a date, a name, a definition, a
     list), a unit's cosine counts as much as the unit gives it (``GIVES_NOTHING`` of it when it
-    gives nothing)."""
+    gives nothing). A question about how a document ends prefers the pages in ``near_end``."""
     head = list(hits[:top])
     best: dict[int, tuple[float, float]] = {}
     particular = Asks.of(question).kind not in ("other", "yesno")
@@ -440,7 +457,8 @@ def by_best_sentence(
         score, cosine = best.get(i, (0.0, 0.0))
         if lead[(h.document_id, h.page)] == i:
             cosine = page_cos[(h.document_id, h.page)]
-        return score + cosine + ORDER_PRIOR / (1 + i)
+        end = NEAR_END if (h.document_id, h.page) in near_end else 0.0
+        return score + cosine + ORDER_PRIOR / (1 + i) + end
 
     order = sorted(range(len(head)), key=lambda i: -total(i))
     return [head[i] for i in order] + list(hits[top:])

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from quire.embed.base import Embedder
 from quire.retrieval.hits import Hit
-from quire.storage import chunks
+from quire.storage import chunks, documents
 from quire.storage.db import Database
 from quire.synthesis import extractive
 
@@ -30,4 +30,15 @@ class SentenceOrder:
 
     def __call__(self, question: str, hits: list[Hit]) -> list[Hit]:
         head = hits[: extractive.ORDER_TOP]
-        return extractive.by_best_sentence(question, hits, self.embedder, page_texts(self.db, head))
+        near_end: set[tuple[int, int]] = set()
+        if extractive.asks_for_the_end(question):
+            with self.db.read() as conn:
+                counts = documents.page_counts(conn, {h.document_id for h in head})
+            near_end = {
+                (h.document_id, h.page)
+                for h in head
+                if h.page > counts.get(h.document_id, 0) * (1 - extractive.END_SHARE)
+            }
+        return extractive.by_best_sentence(
+            question, hits, self.embedder, page_texts(self.db, head), near_end=near_end
+        )
