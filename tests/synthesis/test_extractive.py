@@ -430,6 +430,19 @@ def test_how_a_thing_is_derived_asks_for_the_sentence_that_gives_the_rule() -> N
     assert Asks.of("What is a gas target?").gives("A gas target is a number of gas.") == 1.0
 
 
+def test_a_measure_is_given_in_figures_and_a_reference_year_gives_no_number() -> None:
+    threshold = Asks.of("What similarity threshold did they use to group articles?")
+    assert threshold.measure
+    assert threshold.gives("A threshold (0.65 in this experiment) was used.") == 1.0
+    # "two articles" counts, it is no threshold; "(Charniak, 2000)" is a reference.
+    assert threshold.gives("We compare two articles by their similarity.") == 0.0
+    assert threshold.gives("The parser (Charniak, 2000) groups the articles.") == 0.0
+    count = Asks.of("How many nests did Darwin open?")
+    assert not count.measure
+    assert count.gives("He opened fourteen nests.") == 1.0
+    assert count.gives("As Darwin (1859) wrote of the nests.") == 0.0
+
+
 def test_which_kinds_of_asks_for_a_list() -> None:
     assert Asks.of("Along which kinds of factors do marketers divide their market?").kind == "list"
     assert Asks.of("What types of registers are there?").kind == "list"

@@ -151,6 +151,19 @@ _YEAR = re.compile(
     r"februari|maart|mei|augustus|januar|января|февраля|марта|апреля|мая|июня|июля|"
     r"августа|сентября|октября|ноября|декабря)\b)"
 )
+# A reference's year: "(Charniak, 2000)", "(Cohn et al., 2007; Lee 2010)", "Buterin [2016]",
+# "Sekine (2005)": a date, no answer to a number question.
+_CITED_YEAR = re.compile(
+    r"[(\[][A-Z][^()\[\]\d]{0,60}\b(1[5-9]|20)\d\d[a-z]?\b[^()\[\]]{0,80}[)\]]"
+    r"|\b[A-Z][\w’'-]+( et al\.?)? [(\[](1[5-9]|20)\d\d[a-z]?[)\]]"
+)
+# A number asked as a measure (a threshold, a rate, a share): written in figures, so a count
+# in words ("two articles") is not one.
+_MEASURE = re.compile(
+    r"\b(threshold|rate|percentage|percent|ratio|fraction|share|proportion|probability|"
+    r"slope|coefficient|exponent|temperature|speed|price|cost|fee)s?\b",
+    re.I,
+)
 _FULL_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[./]\d{1,2}[./](\d\d){1,2}\b")
 # A capitalised word not at the start of the text or of a sentence, or a code-like token
 # (x8, s0, 0x5f, SHA2-256, traefik:v2.11).
@@ -222,6 +235,8 @@ class Asks:
     #: quickly": "within five seconds"); another number is likelier a count, a date or a
     #: section of a code.
     stated: re.Pattern[str] | None = None
+    #: Asked for a measure (a threshold, a rate): only figures give it.
+    measure: bool = False
 
     @classmethod
     def of(cls, question: str) -> Asks:
@@ -244,6 +259,7 @@ class Asks:
             ],
             unspaced=has_unspaced(question),
             stated=_stated(question) if kind in ("number", "definition") else None,
+            measure=kind == "number" and bool(_MEASURE.search(question)),
         )
 
     def new_words(self, text: str) -> list[str]:
@@ -273,8 +289,11 @@ class Asks:
         if self.kind == "number":
             if self.unspaced or has_unspaced(text):
                 return 1.0 if _DIGIT.search(text) else 0.0
-            # A date's figures are no answer to "how many" or "what total".
-            if not _numbers(_FULL_DATE.sub(" ", text)) - self.said:
+            # A date's figures are no answer to "how many" or "what total", nor is the year
+            # of a reference; a measure is written in figures.
+            plain = _CITED_YEAR.sub(" ", _FULL_DATE.sub(" ", text))
+            found = figures(plain) if self.measure else _numbers(plain)
+            if not found - self.said:
                 return 0.0
             return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
         if self.kind == "date":
