@@ -410,6 +410,7 @@ def test_a_measure_with_a_word_before_it_asks_for_a_number() -> None:
     assert Asks.of("What similarity threshold did they use to group articles?").kind == "number"
     assert Asks.of("What monthly fee applies to a second child?").kind == "number"
     assert Asks.of("What kind of model is it?").kind == "other"
+    assert Asks.of("How are control and status registers numbered in DWARF?").kind == "number"
 
 
 def test_a_limit_asks_for_a_number_and_a_superlative_alone_does_not() -> None:

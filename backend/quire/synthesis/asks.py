@@ -63,6 +63,8 @@ _ASKS_NUMBER = re.compile(
     r"what [\w-]+ (percentage|share|size|length|rate|threshold|amount|total|fraction|limit|"
     r"ratio|proportion|price|cost|fee|slope|weight|speed|capacity|count|age)|"
     r"up to what|by how|"
+    # "How are control and status registers numbered in DWARF?": by numbers
+    r"how (is|are|was|were) [^?]{1,80} numbered|"
     r"to what (value|level))\b"
     r"|"
     + _LIMIT.pattern
