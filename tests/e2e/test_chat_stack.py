@@ -5,7 +5,6 @@ client that goes away closes the upstream LLM request."""
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -84,10 +83,14 @@ def test_tokens_arrive_through_nginx_as_the_model_writes_them(
     assert names[0] == "start" and names[-1] == "done", names
     assert len(sent_at) == 1 and len(arrivals) == len(words) + 1
     lags = [at - (sent_at[0] + i * TOKEN_GAP_S) for i, at in enumerate(arrivals)]
-    # Each token is on the client within ~100 ms of the fake sending it (not held back by
-    # nginx, uvicorn or the pipeline until the end).
-    assert statistics.median(lags) < 0.1, lags
-    assert arrivals[-1] - arrivals[0] > 0.8 * TOKEN_GAP_S * len(words)
+    # The tokens are on the client as the model writes them, not held back by nginx, uvicorn
+    # or the pipeline until the end: the first half arrive before the fake writes the last
+    # (a buffered stream delivers them all after it), and the arrivals spread over the
+    # writing. A stall of the busy machine may delay a token by a few hundred ms, so the
+    # bound is the answer's length, not each token's own time.
+    last_written = sent_at[0] + len(words) * TOKEN_GAP_S
+    assert all(at < last_written for at in arrivals[: len(words) // 2]), lags
+    assert arrivals[-1] - arrivals[0] > 0.8 * TOKEN_GAP_S * len(words), lags
 
 
 def test_client_disconnect_closes_the_upstream_llm_request(stack: Stack, fake: FakeOllama) -> None:

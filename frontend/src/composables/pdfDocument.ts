@@ -1,6 +1,6 @@
 // pdf.js, loaded on first use (its ~400 KB stay out of the main bundle) with its worker bundled
 // by Vite as an asset of our own origin: no CDN, and nginx serves it like any other /assets/ file.
-import type { PDFDocumentProxy } from 'pdfjs-dist'
+import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist'
 import type { TextItem } from 'pdfjs-dist/types/src/display/api'
 
 import { ApiError } from '@/api/client'
@@ -83,9 +83,15 @@ export interface RenderedPage {
   fromPdf: (rect: number[]) => number[]
 }
 
+/** The drawing running on each canvas: pdf.js refuses a second one on the same canvas. */
+const drawing = new WeakMap<HTMLCanvasElement, RenderTask>()
+
 /**
  * Draw page `pageNo` of `pdf` on `canvas`, `width` CSS pixels wide, and lay its text layer out
- * in `textLayer` (transparent spans over the glyphs, as pdf.js's own viewer does).
+ * in `textLayer` (transparent spans over the glyphs, as pdf.js's own viewer does). A drawing
+ * still running on the canvas (the page rendered again before it finished: its passages came,
+ * a note was saved) is cancelled first; its own call then rejects with pdf.js's
+ * RenderingCancelledException.
  */
 export async function renderPage(
   pdf: PDFDocumentProxy,
@@ -98,13 +104,24 @@ export async function renderPage(
   const page = await pdf.getPage(pageNo)
   const scale = width / page.getViewport({ scale: 1 }).width
   const viewport = page.getViewport({ scale })
+  for (let before = drawing.get(canvas); before; before = drawing.get(canvas)) {
+    before.cancel()
+    await before.promise.catch(() => undefined)
+    if (drawing.get(canvas) === before) drawing.delete(canvas)
+  }
   const ratio = window.devicePixelRatio || 1
   canvas.width = Math.floor(viewport.width * ratio)
   canvas.height = Math.floor(viewport.height * ratio)
   canvas.style.width = `${viewport.width}px`
   canvas.style.height = `${viewport.height}px`
   const transform = ratio === 1 ? undefined : [ratio, 0, 0, ratio, 0, 0]
-  await page.render({ canvas, viewport, transform }).promise
+  const task = page.render({ canvas, viewport, transform })
+  drawing.set(canvas, task)
+  try {
+    await task.promise
+  } finally {
+    if (drawing.get(canvas) === task) drawing.delete(canvas)
+  }
   const content = await page.getTextContent()
   textLayer.replaceChildren()
   const layer = new pdfjs.TextLayer({ textContentSource: content, container: textLayer, viewport })

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 
-import { openPdf } from '@/composables/pdfDocument'
+import { openPdf, renderPage } from '@/composables/pdfDocument'
 
 const destroy = vi.fn()
 let opened: (doc: unknown) => void = () => {}
@@ -11,6 +11,10 @@ vi.mock('pdfjs-dist', () => ({
     promise: new Promise((resolve) => (opened = resolve)),
     destroy,
   }),
+  TextLayer: class {
+    textDivs: HTMLElement[] = []
+    async render(): Promise<void> {}
+  },
 }))
 vi.mock('pdfjs-dist/build/pdf.worker.min.mjs?url', () => ({ default: '/worker.js' }))
 vi.mock('@/api/documents', () => ({ fileBytes: async () => new ArrayBuffer(8) }))
@@ -42,5 +46,48 @@ describe('openPdf', () => {
     expect(await opening).toBe(doc)
     controller.abort()
     expect(destroy).not.toHaveBeenCalled()
+  })
+})
+
+/** A page whose drawings finish when the test says, as pdf.js's do: one at a time per canvas. */
+function fakePage() {
+  const drawings: { cancel: ReturnType<typeof vi.fn>; finish: () => void }[] = []
+  const busy = new Set<HTMLCanvasElement>()
+  const viewport = { width: 600, height: 800, convertToViewportRectangle: (r: number[]) => r }
+  const page = {
+    getViewport: () => viewport,
+    getTextContent: async () => ({ items: [{ str: 'text', hasEOL: false }] }),
+    render: ({ canvas }: { canvas: HTMLCanvasElement }) => {
+      if (busy.has(canvas)) throw new Error('Cannot use the same canvas during multiple render()')
+      busy.add(canvas)
+      let finish = () => {}
+      let fail: (e: Error) => void = () => {}
+      const promise = new Promise<void>((resolve, reject) => {
+        finish = resolve
+        fail = reject
+      }).finally(() => busy.delete(canvas))
+      const cancel = vi.fn(() =>
+        fail(Object.assign(new Error('cancelled'), { name: 'RenderingCancelledException' })),
+      )
+      drawings.push({ cancel, finish })
+      return { promise, cancel }
+    },
+  }
+  const pdf = { getPage: async () => page } as unknown as Parameters<typeof renderPage>[0]
+  return { pdf, drawings }
+}
+
+describe('renderPage', () => {
+  it('a second drawing on the same canvas cancels the first, then draws', async () => {
+    const { pdf, drawings } = fakePage()
+    const canvas = document.createElement('canvas')
+    const first = renderPage(pdf, 1, canvas, document.createElement('div'), 600)
+    await vi.waitFor(() => expect(drawings).toHaveLength(1))
+    const second = renderPage(pdf, 1, canvas, document.createElement('div'), 600)
+    await expect(first).rejects.toMatchObject({ name: 'RenderingCancelledException' })
+    expect(drawings[0]!.cancel).toHaveBeenCalledTimes(1)
+    await vi.waitFor(() => expect(drawings).toHaveLength(2))
+    drawings[1]!.finish()
+    expect((await second).width).toBe(600)
   })
 })
