@@ -444,6 +444,17 @@ def test_a_measure_is_given_in_figures_and_a_reference_year_gives_no_number() ->
     assert count.gives("As Darwin (1859) wrote of the nests.") == 0.0
 
 
+def test_a_day_of_a_month_is_matched_as_that_day_in_any_form() -> None:
+    """ "1 May" in the question is "1st May" in the diary, and not "1 October" (whose 1 the
+    question's number alone would match)."""
+    other = _hit("1 October.—It is strange to be kept in the dark as I am to-day.", 1, page=24)
+    answer = _hit("Bistritz.—Left Munich at 8:35 P. M., on 1st May, arriving at Vienna.", 2, page=6)
+    question = "From which city did Jonathan Harker leave by train on the evening of 1 May?"
+    ranked = extractive.score_sentences(question, [other, answer])
+    by_hit = {u.hit_index: u.identifier for u in ranked}
+    assert by_hit == {0: 0.0, 1: 1.0}
+
+
 def test_which_kinds_of_asks_for_a_list() -> None:
     assert Asks.of("Along which kinds of factors do marketers divide their market?").kind == "list"
     assert Asks.of("What types of registers are there?").kind == "list"
