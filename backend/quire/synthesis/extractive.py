@@ -38,6 +38,7 @@ from quire.retrieval.hits import Hit
 from quire.retrieval.planner import identifiers
 from quire.retrieval.sentences import MAX_CHARS, ROWISH, TABLE_ROW, split_sentences
 from quire.synthesis.asks import Asks
+from quire.text.days import day_pattern, days_named
 from quire.text.segment import has_unspaced
 
 MIN_CHARS = 8
@@ -269,13 +270,13 @@ def score_sentences(
     # 2021 of invoice "FV 1/2021" is not a year to look for.
     # A day of a month is looked for as that date in any of its forms ("1 May" is "1st May",
     # "May 1"), not as its number alone ("1 October" is another day).
-    days = _days(question)
+    days = days_named(question)
     wanted = [_whole(w) for w in names] + [
         _whole(n)
         for n in sorted(asks.numbers)
         if not any(_holds_number(i, n) for i in names) and n not in {d for d, _ in days}
     ]
-    wanted += [_day_pattern(day, month) for day, month in days]
+    wanted += [day_pattern(day, month) for day, month in days]
     ident = np.array(
         [_identifiers(wanted, s.text, h) for s, h in zip(pool, headings, strict=True)],
         dtype=np.float32,
@@ -343,40 +344,6 @@ def _looks_up(patterns: Sequence[re.Pattern[str]], text: str) -> float:
 
 def _holds_number(identifier: str, number: str) -> bool:
     return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d]|\.\d)", identifier) is not None
-
-
-_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" + (
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_DAY_MONTH = re.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH}(?!\w)"
-    rf"|\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?\b",
-    re.I,
-)
-
-
-def _days(question: str) -> list[tuple[str, int]]:
-    """The days of a month a question names: ("1", 5) for "the evening of 1 May"."""
-    out = []
-    for m in _DAY_MONTH.finditer(question):
-        day, month = (m[1], m[2]) if m[1] else (m[4], m[3])
-        number = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(month[:3].lower()))
-        out.append((str(int(day)), number))
-    return out
-
-
-def _day_pattern(day: str, month: int) -> re.Pattern[str]:
-    """That day in any of its forms: "1 May", "1st May", "1st of May", "May 1", "May 1st"."""
-    name = _MONTHS[month - 1]
-    spelled = rf"(?:{name[:3]}{name[3:] and f'(?:{name[3:]})?'}\.?)"
-    return re.compile(
-        rf"(?<![\w.]){day}(?:st|nd|rd|th)?(?: of)? {spelled}(?!\w)"
-        rf"|(?<!\w){spelled} {day}(?:st|nd|rd|th)?(?!\w)",
-        re.I,
-    )
 
 
 def _whole(word: str) -> re.Pattern[str]:
