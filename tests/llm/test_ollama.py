@@ -272,7 +272,9 @@ async def test_server_down_is_unavailable_fast() -> None:
 
 
 async def test_cancelling_the_consumer_closes_the_upstream_stream(fake: FakeOllama) -> None:
-    fake.responder = lambda messages, body: Reply("word " * 100, token_delay_s=0.05)
+    # 30 s of reply: on a busy machine the fake may notice the closed connection seconds
+    # late, and it must still be mid-reply then (a 5 s reply could end first).
+    fake.responder = lambda messages, body: Reply("word " * 600, token_delay_s=0.05)
     first = asyncio.Event()
 
     async def consume(backend: OllamaChat) -> None:
