@@ -205,10 +205,13 @@ def _numbers(text: str) -> set[str]:
     return figures(text) | counts_in(text)
 
 
-def _stated(question: str) -> re.Pattern[str] | None:
-    """How the number a question asks for must be said: as a bound, as a time, or any way."""
-    if _ASKS_DERIVATION.search(question):
-        return _STATES_DERIVATION
+def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
+    """How what a question asks for must be said: a definition asked as "how is X derived"
+    as a rule; a number as a bound, as a time, or any way; anything else any way."""
+    if kind == "definition":
+        return _STATES_DERIVATION if _ASKS_DERIVATION.search(question) else None
+    if kind != "number":
+        return None
     if _LIMIT.search(question):
         return _STATES_LIMIT
     if _DURATION.search(question):
@@ -260,7 +263,7 @@ class Asks:
                 if not is_stopword(a.lower()) and not is_stopword(b.lower())
             ],
             unspaced=has_unspaced(question),
-            stated=_stated(question) if kind in ("number", "definition") else None,
+            stated=_stated(question, kind),
             measure=kind == "number" and bool(_MEASURE.search(question)),
         )
 

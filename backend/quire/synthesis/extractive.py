@@ -271,10 +271,11 @@ def score_sentences(
     # A day of a month is looked for as that date in any of its forms ("1 May" is "1st May",
     # "May 1"), not as its number alone ("1 October" is another day).
     days = days_named(question)
+    day_numbers = {day for day, _ in days}
     wanted = [_whole(w) for w in names] + [
         _whole(n)
         for n in sorted(asks.numbers)
-        if not any(_holds_number(i, n) for i in names) and n not in {d for d, _ in days}
+        if not any(_holds_number(i, n) for i in names) and n not in day_numbers
     ]
     wanted += [day_pattern(day, month) for day, month in days]
     ident = np.array(
