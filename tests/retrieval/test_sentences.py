@@ -95,3 +95,27 @@ def test_lines_that_each_start_as_a_list_item_are_units() -> None:
     assert len(split_sentences("- first item here\n- second item")) == 2
     # Lines of running text stay one sentence.
     assert len(split_sentences("The value is given\nin the table below.")) == 1
+
+
+def test_a_short_list_is_read_with_the_sentence_that_introduces_it() -> None:
+    # The RISC-V ABI's default ABIs, a labelled list laid out as lines set apart (page 15).
+    page = (
+        "Default ABIs\n\n"
+        "While various different ABIs are technically possible, for software compatibility "
+        "reasons it is\n\nstrongly recommended to use the following default ABIs for specific "
+        "architectures:\n\non RV32G\n\nILP32D\n\non RV64G\n\nLP64D\n\n\n\n"
+        "Although RV64GQ systems can technically use LP64Q, it is strongly recommended."
+    )
+    units = split_sentences(page)
+    assert [u for _, u in units][1:] == [
+        "While various different ABIs are technically possible, for software compatibility "
+        "reasons it is\n\nstrongly recommended to use the following default ABIs for specific "
+        "architectures:\n\non RV32G\n\nILP32D\n\non RV64G\n\nLP64D",
+        "Although RV64GQ systems can technically use LP64Q, it is strongly recommended.",
+    ]
+    assert all(page[o : o + len(u)] == u for o, u in units)
+    # Items with bullets stay units of their own (a list question quotes one), and so do the
+    # lines after a colon when they are sentences or one line alone.
+    assert len(split_sentences("The ABIs are:\n- ILP32\n- LP64")) == 3
+    assert len(split_sentences("It says:\n\nThe first rule holds.\n\nThe second too.")) == 3
+    assert len(split_sentences("Default:\n\nLP64D\n\nThe rest is text that runs on.")) == 3

@@ -522,3 +522,14 @@ def test_a_time_is_answered_by_a_sentence_that_states_one() -> None:
     assert Asks.of("How long does a full sync take?").gives("It took 2 ms.") == 1.0
     # "How long" of a thing is a length, not a time.
     assert Asks.of("How long is the bridge?").gives("It is 1,280 metres long.") == 1.0
+
+
+def test_a_sentence_read_with_its_list_is_whole_and_quoted() -> None:
+    # The RISC-V ABI's default ABIs (page 15): the list ends the sentence that introduces it.
+    page = (
+        "It is strongly recommended to use the following default ABIs for specific "
+        "architectures:\n\non RV32G\n\nILP32D\n\non RV64G\n\nLP64D\n\n\n\n"
+        "Other ABIs are technically possible for specific architectures."
+    )
+    chosen = extractive.select("Which default ABIs are recommended?", [_hit(page)], None)
+    assert chosen[0].text.endswith("on RV64G\n\nLP64D") and chosen[0].complete

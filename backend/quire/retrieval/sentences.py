@@ -8,7 +8,9 @@ as columns, or of lines that each start as a list item does, is a table, a list 
 line is a unit of its own, since a line of a table or list holds one fact. A PDF table's row
 is one line, ``Header: value · Header: value`` (formats/pdf/rows.py), and one unit whatever its
 cells say: no sentence ends inside it, unless it is longer than ``MAX_CHARS`` (cells of whole
-paragraphs): then its sentences are units.
+paragraphs): then its sentences are units. A sentence ending in a colon is read with the short
+lines after it that have no bullet and end no sentence (a labelled list set out as lines: "the
+following default ABIs …:" / "on RV32G" / "ILP32D" / "on RV64G" / "LP64D"): one unit.
 
     split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
     split_sentences("彼は言った。「本当か？」と聞いた。")  # [(0, "彼は言った。"), (6, "「本当…")]
@@ -41,6 +43,10 @@ _BOUNDARY = re.compile(
     r"|[.!؟۔]\s+(?=[\u0600-\u06ff])"
 )
 MAX_CHARS = 600
+#: A list read with the sentence that introduces it: at most this many lines of at most
+#: this many characters.
+LIST_LINES = 12
+LISTED_CHARS = 40
 #: A line this long is a line of running text (a heading or a table cell is shorter).
 FULL_LINE = 60
 #: Lines this short on average are rows (a table, a list, code), each a unit.
@@ -75,7 +81,44 @@ def split_sentences(passage: str) -> list[tuple[int, str]]:
         _add(out, passage, pos, end)
         pos = m.end()
     _add(out, passage, pos, len(passage))
+    return _with_short_lists(out, passage) if ":" in passage else out
+
+
+def _with_short_lists(units: list[tuple[int, str]], passage: str) -> list[tuple[int, str]]:
+    """A sentence ending in a colon and the short lines after it (no bullets, no sentence
+    ends: a labelled list laid out as lines, "default ABIs …:" / "on RV64G" / "LP64D") are read
+    together, as one unit, as a person reads them."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(units):
+        start, unit = units[i]
+        j = i + 1
+        if unit.endswith(":"):
+            while (
+                j < len(units)
+                and j - i <= LIST_LINES
+                and _listed(units[j][1])
+                and not passage[units[j - 1][0] + len(units[j - 1][1]) : units[j][0]].strip()
+            ):
+                j += 1
+        end = units[j - 1][0] + len(units[j - 1][1])
+        if j - i > 2 and end - start <= MAX_CHARS:
+            out.append((start, passage[start:end]))
+            i = j
+        else:
+            out.append((start, unit))
+            i += 1
     return out
+
+
+def _listed(unit: str) -> bool:
+    return (
+        len(unit) <= LISTED_CHARS
+        and "\n" not in unit
+        and not unit.endswith((".", "!", "?", ":"))
+        and not LIST_ITEM.match(unit)
+        and not ROWISH.search(unit)
+    )
 
 
 def _runs_on(passage: str, start: int, end: int) -> bool:

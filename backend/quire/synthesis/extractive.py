@@ -124,6 +124,8 @@ _ASKS_REFERENCES = re.compile(
 # closing quotes and brackets after).
 _OPENING = "\"'“‘([「『（"
 _ENDS = re.compile(r"[.!?。！？؟][\"'”’)\]」』）]*$")
+# A sentence read with the list it introduces (retrieval/sentences.py) ends as the list does.
+_INTRODUCES = re.compile(r":\s*\n")
 # A ``KEY: value`` line or a table row written with its headers (``Model: BA · Nodes: 4039``).
 _LABELLED = re.compile(r"^[^:.!?]{1,60}:\s*\S")
 # MiniLM cosines of unrelated sentences sit around 0-0.2, related ones above ~0.4.
@@ -156,7 +158,7 @@ class Sentence:
             return True
         first = self.text.lstrip(_OPENING)[:1]
         starts = first.isdigit() or (first.isalpha() and not first.islower())
-        return starts and bool(_ENDS.search(self.text))
+        return starts and bool(_ENDS.search(self.text) or _INTRODUCES.search(self.text))
 
 
 def units(hit: Hit, page_text: str | None = None) -> list[tuple[int, str]]:
