@@ -5,6 +5,7 @@ merged and empty cells, one sentence) read without an error."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -223,3 +224,20 @@ def test_a_table_with_merged_and_empty_cells(tmp_path: Path) -> None:
 def test_a_one_sentence_page_is_that_sentence(tmp_path: Path) -> None:
     layer = read_text_layer(one_sentence_pdf(tmp_path / "one.pdf"), max_pages=5, min_words=3)
     assert layer.pages[0].text == SENTENCE
+
+
+def test_labels_beside_their_values_are_read_as_one_line_each() -> None:
+    # The invoice's totals: labels in one column, amounts in the next; pdfminer reads the
+    # labels, then the amounts.
+    text = pages("polish-invoice-identity-cmap.pdf", 1)[1]
+    lines = text.split("\n")
+    for line in ("Zapłacono: 0,00 PLN", "Do zapłaty: 148,83 PLN", "Razem: 148,83 PLN"):
+        assert line in lines, line
+    assert "148,83 PLN" not in lines  # the amounts left their own boxes
+    # Cells of wider tables are no pairs: the network table (label and three values) and the
+    # RISC-V type table (type, size, alignment) keep their layout.
+    for name, page in (("thinkcomplexity2.pdf", 74), ("riscv-abi-spec-v1.0.pdf", 17)):
+        assert not any(
+            re.fullmatch(r"[\w /*]{1,40}: [\d.]+", line)
+            for line in pages(name, page)[page].split("\n")
+        ), name

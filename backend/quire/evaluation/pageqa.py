@@ -69,7 +69,8 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-INDEX_VERSION = 5  # 4: Office files (issue 34); 5: saved web pages (issue 35)
+# 4: Office files (issue 34); 5: saved web pages (issue 35); 6: PDF labels beside their values
+INDEX_VERSION = 6
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -37,6 +37,7 @@ from pdfminer.pdfpage import PDFPage
 from pdfminer.psexceptions import PSException
 
 from quire.formats.pdf.cells import Table
+from quire.formats.pdf.pairs import label_pairs
 from quire.formats.pdf.tables import find_tables
 from quire.text.scripts import (
     CJK_TEXT,
@@ -160,12 +161,15 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
 
     A table (formats/pdf/tables.py) stands where the first text box holding part of it
     stands, as one line per row with a blank line before and after; its lines leave the boxes
-    they were in."""
+    they were in. Labels beside their values (formats/pdf/pairs.py) are read as one line each,
+    ``Label: value``, where the label stands."""
     boxes: list[str] = []
     drawn = False
-    tables = [] if layout_vertical(layout) else find_tables(layout)
+    vertical = layout_vertical(layout)
+    tables = [] if vertical else find_tables(layout)
     consumed = {line for table in tables for line in table.consumed}
     placed: set[int] = set()
+    pairs = None if vertical else label_pairs(layout, consumed)
 
     def walk(container: Any) -> None:
         nonlocal drawn
@@ -173,7 +177,11 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
             if isinstance(item, LTTextBoxVertical):
                 boxes.append(_vertical_text(item))
             elif isinstance(item, LTTextBox):
-                if consumed and any(id(line) in consumed for line in item):
+                if pairs and id(item) in pairs.taken:
+                    continue
+                if pairs and id(item) in pairs.lines:
+                    boxes.append(pairs.lines[id(item)])
+                elif consumed and any(id(line) in consumed for line in item):
                     _split_box(item, tables, placed, boxes)
                 else:
                     boxes.append(item.get_text().strip("\n"))

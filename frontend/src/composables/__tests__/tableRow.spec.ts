@@ -141,4 +141,14 @@ describe('a table row on the real page, as pdf.js lays out its text', () => {
       'Gtransaction 21000 Paid for every transaction.',
     )
   })
+
+  it('the Polish invoice p. 1: a label read with the value beside it (pairs.py)', async () => {
+    const items = await pageItems('polish-invoice-identity-cmap.pdf', 1)
+    const got = marked(items, 'Do zapłaty: 148,83 PLN')
+    // pdf.js sets the two side by side: one range over the label and the amount beside it,
+    // not the amount of the "Razem" line below.
+    expect(got.texts.join(' ').replace(/\s+/g, ' ')).toBe('Do zapłaty 148,83 PLN')
+    expect(got.items.join(' ')).not.toContain('Razem')
+    expect(got.items.join(' ')).toContain('148,83 PLN')
+  })
 })
