@@ -24,6 +24,9 @@ from pdfminer.layout import LTPage, LTTextBox, LTTextBoxVertical
 
 #: A label or value longer than this is a line of text, not a form's field.
 MAX_CHARS = 40
+#: A page with more one-line boxes than this is a grid or a chart, not a form: not looked at
+#: (the search for pairs compares every box with every other).
+MAX_BOXES = 400
 #: The widest gap between a label and its value, as a share of the page's width.
 MAX_GAP = 0.35
 #: A column of labels has at least this many pairs.
@@ -56,8 +59,9 @@ def label_pairs(layout: LTPage, consumed: Collection[int] = ()) -> Pairs:
         and id(inner[0]) not in consumed
         and 0 < len(text := box.get_text().strip()) <= MAX_CHARS
     ]
-    if len(boxes) < 2 * MIN_PAIRS:
+    if not 2 * MIN_PAIRS <= len(boxes) <= MAX_BOXES:
         return Pairs({}, frozenset())
+    texts = [box for box in layout if isinstance(box, LTTextBox)]
     found: list[tuple[LTTextBox, str, LTTextBox, str]] = []
     for label, ltext in boxes:
         height = label.y1 - label.y0
@@ -78,11 +82,8 @@ def label_pairs(layout: LTPage, consumed: Collection[int] = ()) -> Pairs:
         # value, nor just before the label.
         others = [
             box
-            for box in layout
-            if isinstance(box, LTTextBox)
-            and box is not label
-            and box is not value
-            and box.y0 - EDGE <= label.y0 <= box.y1
+            for box in texts
+            if box is not label and box is not value and box.y0 - EDGE <= label.y0 <= box.y1
         ]
         if any(
             box.x0 >= value.x1 or label.x0 - (value.x0 - label.x1) <= box.x1 <= label.x0
