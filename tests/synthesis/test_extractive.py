@@ -533,3 +533,13 @@ def test_a_sentence_read_with_its_list_is_whole_and_quoted() -> None:
     )
     chosen = extractive.select("Which default ABIs are recommended?", [_hit(page)], None)
     assert chosen[0].text.endswith("on RV64G\n\nLP64D") and chosen[0].complete
+
+
+def test_a_decimal_is_news_and_a_section_number_is_not() -> None:
+    # The Grumman bulletin's arm: the value is what the line says beyond the question's word.
+    arm = Asks.of("What arm is given for the weight and balance change?")
+    assert arm.novelty("ARM: 89.00 In.") == 1.0
+    assert Asks.of("What is the clustering?").novelty("Clustering: 0.037") == 1.0
+    # A heading's section number says where, not what.
+    assert Asks.of("What are the default ABIs?").novelty("2.5. Default ABIs") == 0.0
+    assert Asks.of("What are the default ABIs?").novelty("4.10 Default ABIs") == 0.0

@@ -179,8 +179,9 @@ _DEFINES = re.compile(
 _LISTS = re.compile(r",|;|\band\b|\bor\b|·")
 # Words and whole numbers (3.5, 88,234, 0x5f).
 _TOKEN = re.compile(r"\d[\d,.]*\d|\w+", re.UNICODE)
-# A section number (2.4., 3.1.2): says where, not what.
-_SECTION = re.compile(r"^\d+(\.\d+)+\.?$")
+# A section number (2.4., 3.1.2, 4.10): says where, not what. A decimal is no section
+# number: "89.00", "0.037" (a part after the first starts with a zero, or the first is 0).
+_SECTION = re.compile(r"^[1-9]\d*(\.[1-9]\d?)+\.?$|^\d+(\.\d+){2,}\.?$")
 _ALTERNATIVES = re.compile(r"\b(\w+)\s+or\s+(\w+)\b", re.I)
 #: What a number gives a question asking for a bound or a time when its sentence states none.
 UNSTATED = 0.5
