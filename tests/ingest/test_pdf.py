@@ -83,6 +83,14 @@ def test_polish_diacritics_via_identity_cmap(settings: Settings) -> None:
     assert doc.title == "Faktura nr FV 1/2021"
 
 
+def test_glyphs_mapped_to_no_character_are_not_shown_as_cid_codes(settings: Settings) -> None:
+    # The NAACL paper's summation signs (a font without a Unicode map) came out "(cid:88)".
+    doc = extract_file(PDFS / "naacl06-shinyama.pdf", settings)
+    text = _text(doc)
+    assert "(cid:" not in text and "\ufffd" in text
+    assert "Vw(A) = IDF(w)" in text  # the text around them is kept
+
+
 def test_hidden_ocr_layer_of_a_scan_is_kept(settings: Settings) -> None:
     doc = extract_file(PDFS / "vicksburg-scan-ocr.pdf", settings)
     assert [p.source for p in doc.pages] == ["text_layer"] * 6

@@ -16,7 +16,7 @@ from pdfminer.pdfparser import PDFParser
 
 from quire.formats.pdf.layout import iter_layouts, page_text
 from quire.formats.pdf.rows import table_rows
-from quire.formats.pdf.text import read_text_layer
+from quire.formats.pdf.text import read_text_layer, unmapped_glyphs
 from quire.text.table_rows import embedding_text
 from tests.conftest import DOCS
 from tests.ingest.table_pdfs import SENTENCE, cells_pdf, merged_pdf, one_sentence_pdf
@@ -241,3 +241,12 @@ def test_labels_beside_their_values_are_read_as_one_line_each() -> None:
             re.fullmatch(r"[\w /*]{1,40}: [\d.]+", line)
             for line in pages(name, page)[page].split("\n")
         ), name
+
+
+def test_glyphs_without_a_character_are_bullets_or_marked_unknown() -> None:
+    # Think Complexity's reading list sets its bullets in a font that maps them to nothing;
+    # the yellow paper's primes and ceiling brackets too.
+    reading = unmapped_glyphs(pages("thinkcomplexity2.pdf", 245)[245])
+    assert "• Strogatz, Sync." in reading.split("\n") and "(cid:" not in reading
+    formula = unmapped_glyphs("(σ(cid:48), g(cid:48)) ≡ x\n(cid:136) item")
+    assert formula == "(σ\ufffd, g\ufffd) ≡ x\n• item"

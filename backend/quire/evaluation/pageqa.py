@@ -69,8 +69,9 @@ from quire.synthesis.events import DoneEvent, Source, SourcesEvent
 log = logging.getLogger(__name__)
 
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
-# 4: Office files (issue 34); 5: saved web pages (issue 35); 6: PDF labels beside their values
-INDEX_VERSION = 6
+# 4: Office files (issue 34); 5: saved web pages (issue 35); 6: PDF labels beside their values;
+# 7: unmapped glyphs as bullets or U+FFFD
+INDEX_VERSION = 7
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -21,7 +21,14 @@ from typing import Any
 from quire.config import Settings
 from quire.errors import OcrUnavailable
 from quire.formats.pdf.ocr import OcrPage, installed_fallbacks, ocr_pages, tesseract_language
-from quire.formats.pdf.text import CID, RawPage, TextLayer, count_words, read_text_layer
+from quire.formats.pdf.text import (
+    CID,
+    RawPage,
+    TextLayer,
+    count_words,
+    read_text_layer,
+    unmapped_glyphs,
+)
 from quire.formats.types import Extracted, Progress, no_progress
 from quire.storage.records import Page
 from quire.text.scripts import (
@@ -155,7 +162,7 @@ def _assembled(
             meta: dict[str, Any] = {"ocr_reason": raw.ocr_reason, "ocr_words": read.words}
             pages.append(Page(raw.number, read.text, source="ocr", meta=meta))
         else:
-            pages.append(Page(raw.number, raw.text, source="text_layer"))
+            pages.append(Page(raw.number, unmapped_glyphs(raw.text), source="text_layer"))
     if layer.labels is not None:
         pages = [replace(p, label=label) for p, label in zip(pages, layer.labels, strict=True)]
     metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]

@@ -61,6 +61,19 @@ BAD_SHARE = 0.10
 MIN_ALNUM_SHARE = 0.5
 
 CID = re.compile(r"\(cid:\d+\)")
+#: An unmapped glyph that starts a line before its words: a list's bullet.
+_CID_BULLET = re.compile(r"(?m)^(\s*)\(cid:\d+\)(?=[ \t]+\S)")
+
+
+def unmapped_glyphs(text: str) -> str:
+    """``text`` with pdfminer's ``(cid:N)`` for a glyph its font maps to no character shown as
+    a reader would see it: a bullet at the start of a line ("• Strogatz, Sync."), else the
+    replacement character (the glyph is there, what it is is not known)."""
+    if "(cid:" not in text:
+        return text
+    return CID.sub("\ufffd", _CID_BULLET.sub("\\1\u2022", text))
+
+
 _WORD = re.compile(r"\w")
 _APP_PREFIX = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel) - ")
 _FILE_SUFFIX = re.compile(r"\.(?:pdf|docx?|pptx?|xlsx?|indd|tex|dvi|qxd|rtf|odt|pages)$", re.I)
