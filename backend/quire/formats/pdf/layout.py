@@ -37,7 +37,7 @@ from pdfminer.pdfpage import PDFPage
 from pdfminer.psexceptions import PSException
 
 from quire.formats.pdf.cells import Table
-from quire.formats.pdf.pairs import label_pairs
+from quire.formats.pdf.pairs import NO_PAIRS, label_pairs
 from quire.formats.pdf.tables import find_tables
 from quire.text.scripts import (
     CJK_TEXT,
@@ -169,7 +169,7 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
     tables = [] if vertical else find_tables(layout)
     consumed = {line for table in tables for line in table.consumed}
     placed: set[int] = set()
-    pairs = None if vertical else label_pairs(layout, consumed)
+    pairs = NO_PAIRS if vertical else label_pairs(layout, consumed)
 
     def walk(container: Any) -> None:
         nonlocal drawn
@@ -177,9 +177,9 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
             if isinstance(item, LTTextBoxVertical):
                 boxes.append(_vertical_text(item))
             elif isinstance(item, LTTextBox):
-                if pairs and id(item) in pairs.taken:
+                if id(item) in pairs.taken:
                     continue
-                if pairs and id(item) in pairs.lines:
+                if id(item) in pairs.lines:
                     boxes.append(pairs.lines[id(item)])
                 elif consumed and any(id(line) in consumed for line in item):
                     _split_box(item, tables, placed, boxes)

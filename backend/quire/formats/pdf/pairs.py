@@ -43,8 +43,9 @@ class Pairs:
     lines: dict[int, str]
     taken: frozenset[int]
 
-    def __bool__(self) -> bool:
-        return bool(self.lines)
+
+#: No pairs (a page in vertical writing, or none found).
+NO_PAIRS = Pairs({}, frozenset())
 
 
 def label_pairs(layout: LTPage, consumed: Collection[int] = ()) -> Pairs:
@@ -60,7 +61,7 @@ def label_pairs(layout: LTPage, consumed: Collection[int] = ()) -> Pairs:
         and 0 < len(text := box.get_text().strip()) <= MAX_CHARS
     ]
     if not 2 * MIN_PAIRS <= len(boxes) <= MAX_BOXES:
-        return Pairs({}, frozenset())
+        return NO_PAIRS
     texts = [box for box in layout if isinstance(box, LTTextBox)]
     found: list[tuple[LTTextBox, str, LTTextBox, str]] = []
     for label, ltext in boxes:
