@@ -381,6 +381,7 @@ async def _stream(fake: FakeOllama, frames: _Frames) -> AsyncGenerator[str, None
     reply = frames.call.reply
     pieces = reply.pieces()
     outcome = "cancelled"  # unless the loop below gets to say otherwise
+    fake.begin_stream()
     try:
         for i, text in enumerate(_with_end(pieces)):
             if reply.error_after == i:
@@ -399,7 +400,7 @@ async def _stream(fake: FakeOllama, frames: _Frames) -> AsyncGenerator[str, None
             yield frame
         outcome = "completed"
     finally:
-        fake.count_stream(outcome)
+        fake.count_stream(outcome, begun=True)
 
 
 def _with_end(pieces: list[str]) -> Iterator[str | None]:

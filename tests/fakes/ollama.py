@@ -128,6 +128,7 @@ class FakeOllama:
         self.requests: list[RecordedRequest] = []
         self.responder: Responder = echo
         self.stream_outcomes: Counter[str] = Counter()  # completed, cancelled, error, cut
+        self._streaming = 0  # chat streams being sent now (begun, not yet counted)
         self.truncated = 0  # chat prompts cut to fit num_ctx (what Ollama does without a word)
         # More fields of each /v1/models entry, as other servers list them (vLLM's
         # {"max_model_len": 32768}); Ollama's own has none.
@@ -161,9 +162,14 @@ class FakeOllama:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
-    def reset(self) -> None:
+    def reset(self, settle_s: float = 15.0) -> None:
         """Forget recorded requests, pending failures, stream counts and pulled models; echo
-        again."""
+        again. First waits (up to ``settle_s``) for the streams still being sent to end: a
+        stream the last test abandoned is counted when the server notices, which on a busy
+        machine can be after this reset, and would be counted as the next test's."""
+        deadline = time.monotonic() + settle_s
+        while self.streaming and time.monotonic() < deadline:
+            time.sleep(0.01)
         with self._lock:
             self.models = list(self._started_with)
             self.requests.clear()
@@ -229,9 +235,22 @@ class FakeOllama:
         with self._lock:
             self.truncated += 1
 
-    def count_stream(self, outcome: str) -> None:
+    @property
+    def streaming(self) -> int:
+        """Chat streams begun and not yet ended (their outcome not yet counted)."""
+        with self._lock:
+            return self._streaming
+
+    def begin_stream(self) -> None:
+        with self._lock:
+            self._streaming += 1
+
+    def count_stream(self, outcome: str, *, begun: bool = False) -> None:
+        """Count how a stream ended; ``begun``: one :meth:`begin_stream` announced."""
         with self._lock:
             self.stream_outcomes[outcome] += 1
+            if begun:
+                self._streaming -= 1
 
     def _take_failure(self, path: str) -> _Failure | None:
         with self._lock:

@@ -119,3 +119,20 @@ def test_a_prompt_over_num_ctx_is_cut_silently_unless_truncate_is_false(fake: Fa
     assert refused.json() == {"error": "the input length exceeds the context length"}
     assert default["usage"]["prompt_tokens"] == 4096  # Ollama's default num_ctx
     assert fake.truncated == 2
+
+
+def test_reset_waits_for_the_streams_still_being_sent(fake: FakeOllama) -> None:
+    # A stream the last test left is counted when it ends; reset() waits for that, so the
+    # count never lands in the next test (a cancelled stream once made a later test see 2).
+    fake.responder = lambda messages, body: Reply("word " * 10, token_delay_s=0.05)
+    with (
+        httpx.Client(base_url=fake.url, timeout=10) as client,
+        client.stream("POST", "/api/chat", json={"model": "llama3.2", "messages": MESSAGES}) as r,
+    ):
+        lines = r.iter_lines()
+        next(lines)
+        assert fake.streaming == 1
+        fake.reset()
+        assert fake.streaming == 0
+        assert sum(1 for _ in lines) > 0  # the rest was sent, after the reset waited
+    assert fake.stream_outcomes == {}
