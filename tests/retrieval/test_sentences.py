@@ -119,3 +119,25 @@ def test_a_short_list_is_read_with_the_sentence_that_introduces_it() -> None:
     assert len(split_sentences("The ABIs are:\n- ILP32\n- LP64")) == 3
     assert len(split_sentences("It says:\n\nThe first rule holds.\n\nThe second too.")) == 3
     assert len(split_sentences("Default:\n\nLP64D\n\nThe rest is text that runs on.")) == 3
+
+
+def test_a_named_constant_is_read_with_the_sentence_that_defines_it() -> None:
+    # The RISC-V ABI's e_flags, a definition list of constants laid out as lines (page 27).
+    page = (
+        "EF_RISCV_RVE (0x0008)\n\nThis bit is set when the binary targets the E ABI.\n\n"
+        "EF_RISCV_TSO (0x0010)\n\n"
+        "This bit is set when the binary requires the RVTSO memory consistency model.\n\n"
+        "Until such a time that the Reserved bits (0x00ffffe0) are allocated by future "
+        "versions of this\n\nspecification, they shall not be set by standard software."
+    )
+    units = split_sentences(page)
+    assert [u for _, u in units][:2] == [
+        "EF_RISCV_RVE (0x0008)\n\nThis bit is set when the binary targets the E ABI.",
+        "EF_RISCV_TSO (0x0010)\n\n"
+        "This bit is set when the binary requires the RVTSO memory consistency model.",
+    ]
+    assert all(page[o : o + len(u)] == u for o, u in units)
+    # A heading is no constant, and a constant before a list's lines is not defined by them.
+    assert len(split_sentences("Float ABI\n\nThis field holds the ABI.")) == 2
+    assert len(split_sentences("EF_RISCV_RVC (0x0001)\n\nEF_RISCV_RVE (0x0008)")) == 2
+    assert len(split_sentences("SHT_RISCV_ATTRIBUTES\n\nthe rest of a sentence.")) == 2

@@ -10,7 +10,9 @@ is one line, ``Header: value · Header: value`` (formats/pdf/rows.py), and one u
 cells say: no sentence ends inside it, unless it is longer than ``MAX_CHARS`` (cells of whole
 paragraphs): then its sentences are units. A sentence ending in a colon is read with the short
 lines after it that have no bullet and end no sentence (a labelled list set out as lines: "the
-following default ABIs …:" / "on RV32G" / "ILP32D" / "on RV64G" / "LP64D"): one unit.
+following default ABIs …:" / "on RV32G" / "ILP32D" / "on RV64G" / "LP64D"): one unit. So is a
+line naming a constant and the sentence after it that defines it, as a specification's
+definition list sets them out ("EF_RISCV_TSO (0x0010)" / "This bit is set when …").
 
     split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
     split_sentences("彼は言った。「本当か？」と聞いた。")  # [(0, "彼は言った。"), (6, "「本当…")]
@@ -57,6 +59,9 @@ ROWISH = re.compile(r"^\s*\||\|\s*$|\S\s{2,}\S|\t|\S \u00b7 \S")
 #: A PDF table's row, as the page text has it: one line of cells joined by " · ".
 TABLE_ROW = re.compile(r"^[^\n]*\S \u00b7 \S[^\n]*$", re.M)
 #: A line that starts as an item of a list does: a bullet, "3.", "(b)", "12:", "150 years:".
+#: A line naming a constant of a specification: an identifier with an underscore, perhaps
+#: with its value in brackets (``EF_RISCV_TSO (0x0010)``, ``SHT_RISCV_ATTRIBUTES``).
+DEFINED_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(\s*\([^()\n]{1,24}\))?")
 LIST_ITEM = re.compile(r"^\s*([-•*–▪◦]\s|\(?\w{1,3}[.)]\s|\d+(\s\w+)?:\s)")
 
 
@@ -81,7 +86,30 @@ def split_sentences(passage: str) -> list[tuple[int, str]]:
         _add(out, passage, pos, end)
         pos = m.end()
     _add(out, passage, pos, len(passage))
+    if "_" in passage:
+        out = _with_terms(out, passage)
     return _with_short_lists(out, passage) if ":" in passage else out
+
+
+def _with_terms(units: list[tuple[int, str]], passage: str) -> list[tuple[int, str]]:
+    """A line that names a constant, alone (``EF_RISCV_TSO (0x0010)``), and the sentence after
+    it that says what it is ("This bit is set when …"), as a specification's definition list
+    sets them out: one unit, as a person reads them."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(units):
+        start, unit = units[i]
+        if i + 1 < len(units) and DEFINED_TERM.fullmatch(unit):
+            after, sentence = units[i + 1]
+            gap = passage[start + len(unit) : after]
+            says = sentence[:1].isupper() and sentence.endswith((".", "!", "?"))
+            if says and not gap.strip() and "\n" in gap and "\n" not in sentence:
+                out.append((start, passage[start : after + len(sentence)]))
+                i += 2
+                continue
+        out.append((start, unit))
+        i += 1
+    return out
 
 
 def _with_short_lists(units: list[tuple[int, str]], passage: str) -> list[tuple[int, str]]:
