@@ -22,6 +22,7 @@ from quire.storage.db import Database
 from quire.synthesis import extractive
 from quire.synthesis.order import SentenceOrder
 from quire.synthesis.parse import parse_plan
+from quire.text.spelling import spellings
 from tests.retrieval.conftest import doc_id
 
 pytestmark = pytest.mark.both_backends
@@ -104,6 +105,35 @@ def test_match_expression_quotes_every_term() -> None:
     )
     assert lexical.terms("the of and") == ["the", "of", "and"]  # stopwords only: keep them
     assert lexical.match_expression([]) is None
+
+
+@pytest.mark.parametrize(
+    ("word", "others"),
+    [
+        ("favourite", ["favorite"]),
+        ("behavior", ["behaviour"]),
+        ("organisation", ["organization"]),
+        ("analyzed", ["analysed"]),
+        ("centre", ["center"]),
+        ("defence", ["defense"]),
+        ("travelled", ["traveled"]),
+        ("modeling", ["modelling"]),
+        ("catalogue", ["catalog"]),
+        ("programme", ["program"]),
+        ("member", []),
+        # Words whose other spelling would be another word, or that have none.
+        ("four", []),
+        ("hours", []),
+        ("floor", []),
+        ("filled", []),
+        ("called", []),
+        ("enter", []),
+        ("x86_64", []),
+    ],
+)
+def test_other_spellings_by_rule(word: str, others: list[str]) -> None:
+    assert spellings(word) == [word, *others]
+    assert lexical.spelled([word, "rabbit"]) == [word, *others, "rabbit"]
 
 
 def test_documents_not_ready_are_invisible(
@@ -227,6 +257,19 @@ def test_highlight_spans_are_merged_and_case_insensitive() -> None:
     text = "The RABBIT was running; err-4 and rabbit-hole."
     spans = highlight(text, pats)
     assert [text[s:e] for s, e in spans] == ["RABBIT", "running", "err-4", "rabbit"]
+
+
+def test_a_word_in_its_other_spelling_finds_and_lights_the_page(searcher: Searcher) -> None:
+    """The DMCA summary says "organization"; asked "organisation", BM25 finds its page and the
+    highlight lands on the word (the porter stemmer cuts "organis" and "organ")."""
+    r = searcher.search("organisation", SearchOptions(limit=5, legs=("bm25",)))
+    assert r.hits and r.hits[0].kind == "pdf"
+    top = r.hits[0]
+    assert any(top.text[s:e].lower().startswith("organization") for s, e in top.highlights)
+    # And back: the American spelling is found from the British one.
+    pats = highlight_patterns(["favourite colour"], [])
+    text = "My favorite color is blue; my four hours are filled."
+    assert [text[s:e] for s, e in highlight(text, pats)] == ["favorite", "color"]
 
 
 def test_inner_patterns_match_a_term_inside_camel_case() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from quire.retrieval import lexical
 from quire.text.segment import has_unspaced
+from quire.text.spelling import spellings
 
 
 def stem(term: str) -> str:
@@ -55,10 +56,11 @@ def highlight_patterns(
                 continue
             if len(term) < 3:
                 continue
-            cut = stem(term)
-            if cut not in seen:
-                seen.add(cut)
-                stems.append(cut)
+            for spelled in spellings(term):
+                cut = stem(spelled)
+                if cut not in seen:
+                    seen.add(cut)
+                    stems.append(cut)
     if stems:
         # One alternation (longest first) scans each passage once: ~8x faster than a pattern
         # per term over 50 hits.

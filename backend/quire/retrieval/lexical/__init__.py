@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 
 from quire.retrieval.filters import Filter
 from quire.text.segment import segment, split_query
+from quire.text.spelling import spellings
 from quire.text.stopwords import is_stopword
 
 #: Terms per query (a question in Japanese or Chinese is cut into ~one bigram a character).
@@ -47,6 +48,12 @@ def terms(query: str) -> list[str]:
         # A query of stopwords only ("to be or not to be") still searches for its words.
         out = list(dict.fromkeys(t for t in tokens if t.strip("_")))
     return out[:MAX_TERMS]
+
+
+def spelled(query_terms: Sequence[str]) -> list[str]:
+    """The terms with their other spellings (``favourite``, ``favorite``), which BM25 ORs
+    with them: a page in British spelling answers a question in American, and back."""
+    return list(dict.fromkeys(w for t in query_terms for w in spellings(t)))
 
 
 def phrases(query_terms: Sequence[str]) -> list[str]:

@@ -15,6 +15,7 @@ from quire.retrieval.lexical import (
     Ranking,
     match_expression,
     phrases,
+    spelled,
     terms,
 )
 from quire.retrieval.lexical.term_scores import TermScores
@@ -42,12 +43,12 @@ class Fts5Lexical(LexicalLeg):
             return self.cache.search(
                 conn,
                 view,
-                phrases(self.drop_frequent(conn, terms(query), max_df)),
+                phrases(spelled(self.drop_frequent(conn, terms(query), max_df))),
                 limit=limit,
                 heading_weight=heading_weight,
                 allowed_docs=allowed,
             )
-        expr = match_expression(self.drop_frequent(conn, terms(query), max_df))
+        expr = match_expression(spelled(self.drop_frequent(conn, terms(query), max_df)))
         if expr is None:
             return []
         where, params = flt.sql(conn, "c", "d")

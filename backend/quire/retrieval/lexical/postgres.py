@@ -29,7 +29,14 @@ from sqlalchemy import Connection
 
 from quire.retrieval import bm25 as formula
 from quire.retrieval.filters import Filter
-from quire.retrieval.lexical import HEADING_WEIGHT, LexicalLeg, Ranking, phrases, terms
+from quire.retrieval.lexical import (
+    HEADING_WEIGHT,
+    LexicalLeg,
+    Ranking,
+    phrases,
+    spelled,
+    terms,
+)
 from quire.retrieval.lexical.entries import EntryCache
 from quire.storage import term_postings
 from quire.storage.backends import pg_postings
@@ -58,7 +65,7 @@ class PostgresLexical(LexicalLeg):
         where, params = flt.sql(conn, "c", "d")
         return bm25(
             conn,
-            phrases(self.drop_frequent(conn, terms(query), max_df)),
+            phrases(spelled(self.drop_frequent(conn, terms(query), max_df))),
             limit=limit,
             where=where,
             params=params,
