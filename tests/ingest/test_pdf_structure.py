@@ -68,6 +68,16 @@ def test_text_before_a_mid_page_heading_keeps_the_section_before(textbook: Extra
     assert {c.heading_path for c in chunk_pages([pages[75]])} == {path}
 
 
+@pytest.mark.slow
+def test_a_quoted_code_string_is_read_in_its_line(textbook: Extracted) -> None:
+    """TeX's typewriter quotes sit half a line above their letters; each one broke its line,
+    and page 212's genotypes came out as a column of letters after the sentence."""
+    p212 = next(p for p in textbook.pages if p.number == 212).text
+    assert "the genotype for an agent that always defects is\n’DDDDDDD’;" in p212
+    assert "for “tit for tat” is ’CCDCDCD’." in p212
+    assert "\nC\n\nC\n\nD\n" not in p212
+
+
 def _book(path: Path) -> Path:
     """Three pages; the outline has a chapter with two sections, one starting mid-page."""
     pdf = FPDF()
