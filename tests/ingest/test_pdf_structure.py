@@ -78,6 +78,17 @@ def test_a_quoted_code_string_is_read_in_its_line(textbook: Extracted) -> None:
     assert "\nC\n\nC\n\nD\n" not in p212
 
 
+@pytest.mark.slow
+def test_accented_letters_typeset_by_tex_are_whole_words(textbook: Extracted) -> None:
+    """TeX sets an accent over its letter; pdfminer gives a spacing accent before the letter
+    ("Erd˝os-R´enyi"), which split the names for search and for the answer's term matches."""
+    pages = {p.number: p.text for p in textbook.pages}
+    assert "Erdős-Rényi" in pages[33] and "Alfréd" in pages[33]
+    assert "Barabási-Albert" in pages[72]
+    assert "Gödel’s" in pages[26]
+    assert not any(a in text for text in pages.values() for a in ("´", "˝", "¨"))
+
+
 def _book(path: Path) -> Path:
     """Three pages; the outline has a chapter with two sections, one starting mid-page."""
     pdf = FPDF()

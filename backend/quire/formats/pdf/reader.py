@@ -27,6 +27,7 @@ from quire.formats.pdf.text import (
     TextLayer,
     count_words,
     read_text_layer,
+    spacing_accents,
     unmapped_glyphs,
 )
 from quire.formats.types import Extracted, Progress, no_progress
@@ -162,7 +163,8 @@ def _assembled(
             meta: dict[str, Any] = {"ocr_reason": raw.ocr_reason, "ocr_words": read.words}
             pages.append(Page(raw.number, read.text, source="ocr", meta=meta))
         else:
-            pages.append(Page(raw.number, unmapped_glyphs(raw.text), source="text_layer"))
+            text = spacing_accents(unmapped_glyphs(raw.text))
+            pages.append(Page(raw.number, text, source="text_layer"))
     if layer.labels is not None:
         pages = [replace(p, label=label) for p, label in zip(pages, layer.labels, strict=True)]
     metadata["ocr_pages"] = [p.number for p in pages if p.source == "ocr"]

@@ -74,6 +74,36 @@ def unmapped_glyphs(text: str) -> str:
     return CID.sub("\ufffd", _CID_BULLET.sub("\\1\u2022", text))
 
 
+#: TeX's accents as spacing characters, and the combining marks they stand for.
+_SPACING_ACCENTS = {
+    "\u00b4": "\u0301",  # ´ acute
+    "\u00a8": "\u0308",  # ¨ diaeresis
+    "\u02dd": "\u030b",  # ˝ double acute
+    "\u02c6": "\u0302",  # ˆ circumflex
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u02d8": "\u0306",  # ˘ breve
+    "\u02d9": "\u0307",  # ˙ dot above
+    "\u00af": "\u0304",  # ¯ macron
+    "\u02da": "\u030a",  # ˚ ring
+}
+_ACCENTED = re.compile("([" + "".join(_SPACING_ACCENTS) + "])([A-Za-z\u0131])")
+
+
+def spacing_accents(text: str) -> str:
+    """``text`` with TeX's accented letters whole: an accent typeset over a letter comes out of
+    pdfminer as a spacing accent before it ("Barab´asi", "Erd˝os-R´enyi", "na¨ıve"), which
+    splits the word for search; it is composed with its letter ("Barabási", "naïve")."""
+    if not any(a in text for a in _SPACING_ACCENTS):
+        return text
+
+    def compose(m: re.Match[str]) -> str:
+        letter = "i" if m[2] == "\u0131" else m[2]  # TeX accents a dotless i
+        return unicodedata.normalize("NFC", letter + _SPACING_ACCENTS[m[1]])
+
+    return _ACCENTED.sub(compose, text)
+
+
 _WORD = re.compile(r"\w")
 _APP_PREFIX = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel) - ")
 _FILE_SUFFIX = re.compile(r"\.(?:pdf|docx?|pptx?|xlsx?|indd|tex|dvi|qxd|rtf|odt|pages)$", re.I)
