@@ -121,6 +121,9 @@ def test_match_expression_quotes_every_term() -> None:
         ("catalogue", ["catalog"]),
         ("programme", ["program"]),
         ("member", []),
+        # A constant's name, also without its namespace (as a table lists it).
+        ("r_riscv_call_plt", ["riscv_call_plt", "call_plt"]),
+        ("e_flags", []),
         # Words whose other spelling would be another word, or that have none.
         ("four", []),
         ("hours", []),

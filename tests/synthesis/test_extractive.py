@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from quire.retrieval.hits import Hit
+from quire.retrieval.planner import heuristic_plan
 from quire.retrieval.sentences import split_sentences
 from quire.synthesis import extractive
 from quire.synthesis.asks import Asks
@@ -543,3 +544,18 @@ def test_a_decimal_is_news_and_a_section_number_is_not() -> None:
     # A heading's section number says where, not what.
     assert Asks.of("What are the default ABIs?").novelty("2.5. Default ABIs") == 0.0
     assert Asks.of("What are the default ABIs?").novelty("4.10 Default ABIs") == 0.0
+
+
+def test_a_constant_is_found_in_a_table_that_lists_it_without_its_namespace() -> None:
+    """The RISC-V ABI's relocation table lists ``CALL_PLT``, not ``R_RISCV_CALL_PLT``: the row
+    holds the question's identifier; ``PLT`` alone, or ``XCALL_PLT``, does not."""
+    row = _hit("Enum: 19 · ELF Reloc Type: CALL_PLT · Type: Static", 1)
+    other = _hit("Enum: 20 · ELF Reloc Type: GOT_HI20 · The PLT holds XCALL_PLT stubs.", 2)
+    ranked = extractive.score_sentences("What relocation number is R_RISCV_CALL_PLT?", [row, other])
+    by_hit = {u.hit_index: u.identifier for u in ranked}
+    assert by_hit == {0: 1.0, 1: 0.0}
+    assert heuristic_plan("What relocation number is R_RISCV_CALL_PLT?").hard_keywords == [
+        "R_RISCV_CALL_PLT",
+        "RISCV_CALL_PLT",
+        "CALL_PLT",
+    ]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from quire.retrieval.options import Strategy
 from quire.text.segment import unspaced_runs
+from quire.text.spelling import namespace_tails
 from quire.text.stopwords import STOPWORDS
 
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]")
@@ -129,6 +130,8 @@ def heuristic_plan(query: str) -> Plan:
     # A number with thousands separators is found as written and without them ("$5,000" in a
     # question, 5000 in a spreadsheet's cell).
     keywords += [k.replace(",", "") for k in keywords if _THOUSANDS.fullmatch(k)]
+    # A constant's name is also looked for without its namespace, as a table lists it.
+    keywords += [t for k in keywords for t in namespace_tails(k)]
     # A long run of a script without spaces (a phrase copied from a Japanese page) is matched
     # as a substring too: the exact leg finds it where the bigrams are scattered.
     keywords += [run for run in unspaced_runs(query) if len(run) >= LONG_RUN][:3]

@@ -40,6 +40,7 @@ from quire.retrieval.sentences import MAX_CHARS, ROWISH, TABLE_ROW, split_senten
 from quire.synthesis.asks import Asks
 from quire.text.days import day_pattern, days_named
 from quire.text.segment import has_unspaced
+from quire.text.spelling import namespace_tails
 
 MIN_CHARS = 8
 MAX_PASSAGES = 8
@@ -350,8 +351,10 @@ def _holds_number(identifier: str, number: str) -> bool:
 
 
 def _whole(word: str) -> re.Pattern[str]:
-    """``word`` (lower case) standing whole: not inside another word or a longer number."""
-    return re.compile(rf"(?<![\w.]){re.escape(word)}(?![\w]|\.\d)")
+    """``word`` (lower case) standing whole: not inside another word or a longer number; a
+    constant's name also without its namespace ("call_plt" of "r_riscv_call_plt")."""
+    either = "|".join(re.escape(w) for w in [word, *namespace_tails(word)])
+    return re.compile(rf"(?<![\w.])(?:{either})(?![\w]|\.\d)")
 
 
 def _identifiers(wanted: Sequence[re.Pattern[str]], text: str, heading: str) -> float:

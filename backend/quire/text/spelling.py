@@ -86,9 +86,22 @@ def _ogue(word: str) -> str | None:
 _RULES = (_our, _or, _ise, _tre, _ence, _ll, _ogue)
 
 
+def namespace_tails(name: str) -> list[str]:
+    """A constant's name without its leading parts, down to the last two: ``R_RISCV_CALL_PLT``
+    → ``RISCV_CALL_PLT``, ``CALL_PLT``; none for a name of one or two parts."""
+    parts = name.split("_")
+    if len(parts) < 3 or not all(parts):
+        return []
+    return ["_".join(parts[i:]) for i in range(1, len(parts) - 1)]
+
+
 def spellings(word: str) -> list[str]:
-    """``word`` (lower case) and its other spellings, British or American, by rule."""
+    """``word`` (lower case) and its other spellings, British or American, by rule; a
+    constant's name also without its namespace (``r_riscv_call_plt``: ``call_plt``, as a
+    specification's table lists it)."""
     out = [word]
+    if "_" in word.strip("_"):
+        return out + namespace_tails(word)
     if not word.isascii() or not word.isalpha() or len(word) < 5:
         return out
     for rule in _RULES:
