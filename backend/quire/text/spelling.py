@@ -1,6 +1,8 @@
-"""British and American spellings of a word: a question that says "favourite" finds the page
-that says "favorite" (and "colour" "color", "organise" "organize", "centre" "center",
-"travelled" "traveled", "defence" "defense", "catalogue" "catalog", and back).
+"""The other ways a document may write a query's word. British and American spellings: a
+question that says "favourite" finds the page that says "favorite" (and "colour" "color",
+"organise" "organize", "centre" "center", "travelled" "traveled", "defence" "defense",
+"catalogue" "catalog", and back). A constant's name without its namespace: a question about
+``R_RISCV_CALL_PLT`` finds the table that lists ``CALL_PLT``.
 
     >>> spellings("favourite")
     ['favourite', 'favorite']
@@ -8,6 +10,8 @@ that says "favorite" (and "colour" "color", "organise" "organize", "centre" "cen
     ['color', 'colour']
     >>> spellings("filled")
     ['filled']
+    >>> spellings("r_riscv_call_plt")
+    ['r_riscv_call_plt', 'riscv_call_plt', 'call_plt']
 
 Rules on the word's ending, not a dictionary: a rule can make a word that does not exist
 ("detour" → "detor"), which matches nothing and costs one index lookup; the rules avoid the
