@@ -21,6 +21,7 @@ definition list sets them out ("EF_RISCV_TSO (0x0010)" / "This bit is set when �
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # A boundary: . ! ? (optionally closing quotes/brackets) then space and an upper-case letter,
 # digit or opening quote — but not after common abbreviations or single initials.
@@ -95,30 +96,26 @@ def _with_terms(units: list[tuple[int, str]], passage: str) -> list[tuple[int, s
     """A line that names a constant, alone (``EF_RISCV_TSO (0x0010)``), and the sentence after
     it that says what it is ("This bit is set when …"), as a specification's definition list
     sets them out: one unit, as a person reads them."""
-    out: list[tuple[int, str]] = []
-    i = 0
-    while i < len(units):
+
+    def extent(i: int) -> int:
         start, unit = units[i]
         if i + 1 < len(units) and DEFINED_TERM.fullmatch(unit):
             after, sentence = units[i + 1]
             gap = passage[start + len(unit) : after]
             says = sentence[:1].isupper() and sentence.endswith((".", "!", "?"))
             if says and not gap.strip() and "\n" in gap and "\n" not in sentence:
-                out.append((start, passage[start : after + len(sentence)]))
-                i += 2
-                continue
-        out.append((start, unit))
-        i += 1
-    return out
+                return 2
+        return 1
+
+    return _joined(units, passage, extent)
 
 
 def _with_short_lists(units: list[tuple[int, str]], passage: str) -> list[tuple[int, str]]:
     """A sentence ending in a colon and the short lines after it (no bullets, no sentence
     ends: a labelled list laid out as lines, "default ABIs …:" / "on RV64G" / "LP64D") are read
     together, as one unit, as a person reads them."""
-    out: list[tuple[int, str]] = []
-    i = 0
-    while i < len(units):
+
+    def extent(i: int) -> int:
         start, unit = units[i]
         j = i + 1
         if unit.endswith(":"):
@@ -130,12 +127,24 @@ def _with_short_lists(units: list[tuple[int, str]], passage: str) -> list[tuple[
             ):
                 j += 1
         end = units[j - 1][0] + len(units[j - 1][1])
-        if j - i > 2 and end - start <= MAX_CHARS:
-            out.append((start, passage[start:end]))
-            i = j
-        else:
-            out.append((start, unit))
-            i += 1
+        return j - i if j - i > 2 and end - start <= MAX_CHARS else 1
+
+    return _joined(units, passage, extent)
+
+
+def _joined(
+    units: list[tuple[int, str]], passage: str, extent: Callable[[int], int]
+) -> list[tuple[int, str]]:
+    """``units`` with each run of ``extent(i)`` units from unit ``i`` read as one unit: the
+    passage from the first one's start to the last one's end."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(units):
+        n = extent(i)
+        start = units[i][0]
+        last, text = units[i + n - 1]
+        out.append((start, passage[start : last + len(text)]))
+        i += n
     return out
 
 

@@ -104,7 +104,7 @@ def spellings(word: str) -> list[str]:
     constant's name also without its namespace (``r_riscv_call_plt``: ``call_plt``, as a
     specification's table lists it)."""
     out = [word]
-    if "_" in word.strip("_"):
+    if "_" in word:
         return out + namespace_tails(word)
     if not word.isascii() or not word.isalpha() or len(word) < 5:
         return out

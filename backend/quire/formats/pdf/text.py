@@ -94,8 +94,6 @@ def spacing_accents(text: str) -> str:
     """``text`` with TeX's accented letters whole: an accent typeset over a letter comes out of
     pdfminer as a spacing accent before it ("Barab´asi", "Erd˝os-R´enyi", "na¨ıve"), which
     splits the word for search; it is composed with its letter ("Barabási", "naïve")."""
-    if not any(a in text for a in _SPACING_ACCENTS):
-        return text
 
     def compose(m: re.Match[str]) -> str:
         letter = "i" if m[2] == "\u0131" else m[2]  # TeX accents a dotless i
