@@ -13,6 +13,7 @@ from quire.retrieval import dense, fusion, lexical
 from quire.retrieval.dense import mirror as dense_mirror
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
+from quire.retrieval.hits import Hit
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import heuristic_plan
 from quire.retrieval.rerank import CrossEncoderReranker
@@ -307,6 +308,40 @@ def test_a_question_about_the_end_of_a_book_prefers_its_last_pages(
     assert "sister" in ordered[0].text
     unaware = extractive.by_best_sentence(question, hits, embedder)
     assert (unaware[0].document_id, unaware[0].page) != (alice, 11)
+
+
+def test_a_question_about_the_end_reads_the_last_pages_after_the_first_ten(
+    library: tuple[Settings, Database], embedder: Embedder
+) -> None:
+    """The order by sentence reads a document's last pages among the first ``END_REACH`` hits
+    when the question is about its end: the searcher hands it that many, and returns its
+    limit."""
+    settings, db = library
+    question = "How does Alice's sister picture her in the book's closing paragraph?"
+    seen: list[int] = []
+
+    class Reading:
+        def reach(self, query: str) -> int:
+            return extractive.END_REACH if extractive.asks_for_the_end(query) else 0
+
+        def __call__(self, query: str, hits: list[Hit]) -> list[Hit]:
+            seen.append(len(hits))
+            return hits
+
+    searcher = Searcher(db, settings, embedder, order=Reading())
+    try:
+        assert len(searcher.search(question, SearchOptions(limit=3)).hits) == 3
+        searcher.search("Alice's sister", SearchOptions(limit=3))
+        hits = searcher.search(question, SearchOptions(limit=30, rerank=False)).hits
+    finally:
+        searcher.close()
+    assert seen == [extractive.END_REACH, 3]
+    alice = doc_id(db, "alice-epub3.epub")
+    end = [h for h in hits if (h.document_id, h.page) == (alice, 11)]
+    others = [h for h in hits if (h.document_id, h.page) != (alice, 11)]
+    assert end and len(others) >= extractive.ORDER_TOP
+    ordered = SentenceOrder(db, embedder)(question, others[: extractive.ORDER_TOP] + end)
+    assert (ordered[0].document_id, ordered[0].page) == (alice, 11)
 
 
 def test_bm25_only_while_the_vector_store_rebuilds(

@@ -118,8 +118,7 @@ class Searcher:
     def search(
         self, query: str, options: SearchOptions | None = None, *, plan: Plan | None = None
     ) -> SearchResult:
-        """Validate, then run one search: InputError for an empty query, NotFound for
-        unknown documents."""
+        """Validate, then run one search (InputError: an empty query; NotFound: no document)."""
         opts = options or SearchOptions()
         if not query.strip():
             raise InputError("the query is empty")
@@ -319,10 +318,11 @@ class Searcher:
         self, req: _Request, reranker: Reranker | None, order: list[int]
     ) -> tuple[list[int], dict[int, float], dict[int, tuple[int, int]], RerankReport | None]:
         """The cross-encoder's order of the fused candidates (fusion order when there is no
-        model or it fails), cut to the request's limit; and the span of each chunk it read:
-        the best window of sentences widened to ``rerank_passage_chars`` (see windows.py)."""
+        model or it fails; as many as ``order.reach`` asks for _by_sentence), cut to the limit;
+        and the span of each chunk it read: its best window widened to rerank_passage_chars."""
         if not req.options.rerank or reranker is None:
-            return order[: req.limit], {}, {}, None  # without one: _by_sentence
+            reach = getattr(self.order, "reach", None) if req.options.rerank else None
+            return order[: max(req.limit, reach(req.query) if reach else 0)], {}, {}, None
         if not order:
             return order, {}, {}, None
         t0 = time.perf_counter()
@@ -360,11 +360,11 @@ class Searcher:
             return hits
         t0 = time.perf_counter()
         try:
-            ordered = self.order(req.query, hits)
+            ordered = self.order(req.query, hits)[: req.limit]
         except Exception as exc:  # noqa: BLE001 - ordering must not fail the search
             log.warning("ordering by sentence failed; keeping fusion order", exc_info=True)
             req.notices.append(f"ordering by sentence failed ({type(exc).__name__})")
-            return hits
+            return hits[: req.limit]
         finally:
             req.timings["rerank"] = _ms(t0)
         req.notices.append(NO_CROSS_ENCODER)
@@ -420,8 +420,7 @@ class Searcher:
     def _views(
         self, req: _Request, ids: list[int], conn: Connection | None = None
     ) -> dict[int, chunks.ChunkView]:
-        """The chunks ``ids`` of ready documents, read once per request (on ``conn`` when
-        given)."""
+        """The chunks ``ids`` of ready documents, read once per request (on ``conn`` if given)."""
         missing = [cid for cid in ids if cid not in req.views]
         if missing:
             with nullcontext(conn) if conn is not None else self.db.read() as reading:

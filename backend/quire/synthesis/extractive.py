@@ -67,6 +67,8 @@ ORDER_PRIOR = 0.1
 #: about the end ("the book's closing sentence").
 NEAR_END = 0.5
 END_SHARE = 0.15
+#: Such a question also has the pages near a document's end among this many hits read.
+END_REACH = 20
 _ENDING = re.compile(
     r"\b(closing|final|last|concluding|ending) (sentence|sentences|words?|lines?|paragraph|"
     r"note|chapter|section|page|remarks?|scene|pages)\b|\bat the (very )?end\b"

@@ -28,17 +28,30 @@ class SentenceOrder:
         self.db = db
         self.embedder = embedder
 
+    def reach(self, question: str) -> int:
+        """How many hits it reads: more of them for a question about how a document ends."""
+        return extractive.END_REACH if extractive.asks_for_the_end(question) else 0
+
     def __call__(self, question: str, hits: list[Hit]) -> list[Hit]:
         head = hits[: extractive.ORDER_TOP]
         near_end: set[tuple[int, int]] = set()
         if extractive.asks_for_the_end(question):
             with self.db.read() as conn:
-                counts = documents.page_counts(conn, {h.document_id for h in head})
+                counts = documents.page_counts(conn, {h.document_id for h in hits})
             near_end = {
                 (h.document_id, h.page)
-                for h in head
+                for h in hits
                 if h.page > counts.get(h.document_id, 0) * (1 - extractive.END_SHARE)
             }
-        return extractive.by_best_sentence(
-            question, hits, self.embedder, page_texts(self.db, head), near_end=near_end
+            # The pages near a document's end are read first, from further down the hits.
+            ends = [h for h in hits if (h.document_id, h.page) in near_end]
+            head = ends + [h for h in head if (h.document_id, h.page) not in near_end]
+        ordered = extractive.by_best_sentence(
+            question,
+            head,
+            self.embedder,
+            page_texts(self.db, head),
+            top=len(head),
+            near_end=near_end,
         )
+        return ordered + [h for h in hits[extractive.ORDER_TOP :] if h not in head]
