@@ -4,14 +4,17 @@ one did: on a real library, against a ``detail=full`` trigram table built beside
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
+from sqlalchemy import Connection
 
 from quire.config import Settings
 from quire.retrieval import exact
 from quire.retrieval.filters import Filter
 from quire.retrieval.options import SearchOptions
 from quire.storage.backends import fts5
+from quire.storage.backends.base import Averages
 from quire.storage.db import Database
 from tests.conftest import DOCS
 from tests.retrieval.conftest import doc_id, ingest_library
@@ -152,3 +155,37 @@ def test_the_leg_ranks_chunks_with_more_keywords_first(library: tuple[Settings, 
     assert both
     counts = [(cid in one) + (cid in two) for cid, _ in both]
     assert counts == sorted(counts, reverse=True) and counts[0] == 2
+
+
+def test_a_name_without_its_namespace_stands_alone_and_counts_as_the_name() -> None:
+    """``CALL_PLT`` (asked as ``R_RISCV_CALL_PLT``, found as a specification's table lists it)
+    is matched where it stands alone, not inside the whole name; a chunk holding the name in
+    both forms holds one keyword, not two."""
+    text = "auipc ra, 0 # r_riscv_call_plt; 19 call_plt"
+    assert exact.occurrences(text, "call_plt") == 2
+    assert exact.occurrences(text, "call_plt", alone=True) == 1
+    seen: dict[str, bool] = {}
+    scores = {"R_RISCV_CALL_PLT": [(1, 2.0)], "CALL_PLT": [(1, 1.0), (2, 3.0)]}
+
+    class Leg(exact.TrigramExact):
+        def averages(self, conn: Connection) -> Averages:
+            return Averages(rows=10, tokens=100)
+
+        def keyword(
+            self,
+            conn: Connection,
+            keyword: str,
+            stats: Averages,
+            flt: Filter,
+            *,
+            alone: bool = False,
+        ) -> list[tuple[int, float]]:
+            seen[keyword] = alone
+            return scores[keyword]
+
+    ranked = Leg().exact(
+        cast(Connection, None), list(scores), limit=10, flt=Filter.of(SearchOptions())
+    )
+    assert seen == {"R_RISCV_CALL_PLT": False, "CALL_PLT": True}
+    # Chunk 2's lone CALL_PLT scores more than chunk 1's name in both forms.
+    assert [cid for cid, _ in ranked] == [2, 1]

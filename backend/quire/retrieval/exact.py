@@ -52,25 +52,34 @@ class ExactLeg(ABC):
         stats = self.averages(conn)
         if not stats.rows:
             return []
-        hits: dict[int, list[float]] = {}
+        # A constant's name without its namespace (``CALL_PLT`` of ``R_RISCV_CALL_PLT``) is
+        # the same name: matched standing alone, not inside the whole one, and counting as
+        # one keyword with it (the better score of the two).
+        lowered = [k.lower() for k in usable]
+        whole = {
+            k: max((n for n in lowered if n.endswith("_" + k)), key=len, default=k) for k in lowered
+        }
+        hits: dict[int, dict[str, float]] = {}
         for kw in usable[:MAX_KEYWORDS]:
-            for cid, score in self.keyword(conn, kw, stats, flt)[:limit]:
-                hits.setdefault(cid, []).append(score)
-        ranked = sorted(hits.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1])))
-        return [(cid, float(len(s)) + sum(s) / 1000) for cid, s in ranked[:limit]]
+            name = whole[kw.lower()]
+            for cid, score in self.keyword(conn, kw, stats, flt, alone=name != kw.lower())[:limit]:
+                best = hits.setdefault(cid, {})
+                best[name] = max(best.get(name, 0.0), score)
+        ranked = sorted(hits.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1].values())))
+        return [(cid, len(s) + sum(s.values()) / 1000) for cid, s in ranked[:limit]]
 
     def keyword(
-        self, conn: Connection, keyword: str, stats: Averages, flt: Filter
+        self, conn: Connection, keyword: str, stats: Averages, flt: Filter, *, alone: bool = False
     ) -> list[tuple[int, float]]:
-        """The chunks ``flt`` lets through holding ``keyword``, with bm25() of it as a phrase,
-        best first."""
+        """The chunks ``flt`` lets through holding ``keyword`` (``alone``: not as the end of a
+        longer name), with bm25() of it as a phrase, best first."""
         needle = keyword.lower()
         where, params = flt.sql(conn, "c", "d")
         rows = self.candidates(conn, needle, where, params, MAX_CANDIDATES)
         found = [
             (cid, ok, tf, length)
             for cid, ok, body, length in rows
-            if (tf := occurrences(body.lower(), needle))
+            if (tf := occurrences(body.lower(), needle, alone=alone))
         ]
         # Beyond the cap, the index's count of the candidates (never fewer than hold it).
         df = self.count(conn, needle) if len(rows) >= MAX_CANDIDATES else len(found)
@@ -143,10 +152,11 @@ def match_expression(needle: str) -> str:
     return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
 
 
-def occurrences(haystack: str, needle: str) -> int:
-    """How often ``needle`` occurs in ``haystack``, overlapping occurrences included."""
+def occurrences(haystack: str, needle: str, *, alone: bool = False) -> int:
+    """How often ``needle`` occurs in ``haystack``, overlapping occurrences included
+    (``alone``: only where no letter, digit or ``_`` comes just before it)."""
     n, i = 0, haystack.find(needle)
     while i >= 0:
-        n += 1
+        n += not (alone and i > 0 and (haystack[i - 1].isalnum() or haystack[i - 1] == "_"))
         i = haystack.find(needle, i + 1)
     return n
