@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from quire.retrieval.hits import Hit
 from quire.retrieval.planner import heuristic_plan
@@ -559,3 +560,20 @@ def test_a_constant_is_found_in_a_table_that_lists_it_without_its_namespace() ->
         "RISCV_CALL_PLT",
         "CALL_PLT",
     ]
+
+
+def test_a_sentence_pointing_to_its_list_is_not_pointing_elsewhere_when_the_list_is_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "use the following default ABIs:" points elsewhere, unless the unit holds the lines it
+    introduces (read as one unit): then it is the answer ("on RV64G LP64D")."""
+    monkeypatch.setattr(extractive, "POINTS_ELSEWHERE", 0.0)
+    listed = (
+        "For compatibility it is strongly recommended to use the following default ABIs for "
+        "specific architectures:\n\non RV32G\n\nILP32D\n\non RV64G\n\nLP64D"
+    )
+    alone = "The recommended default ABIs for specific architectures are described in Table 3."
+    question = "Which ABI is recommended by default for 64-bit systems?"
+    units = extractive.score_sentences(question, [_hit(listed, 1), _hit(alone, 2, 2)])
+    score = {u.text: u.score for u in units}
+    assert score[listed] > 0.0 and score[alone] == 0.0

@@ -109,6 +109,7 @@ _POINTS_ELSEWHERE = re.compile(
     r"see (section|table|figure|chapter))\b",
     re.I,
 )
+_BRINGS_ITS_LIST = re.compile(r":\s*\n\s*\S")  # ... unless the list it points to is in it
 #: A unit of a bibliography ("EIP-3529: Reduction in refunds, April 2021.") names what a
 #: question names without answering it: it keeps this share, unless the question asks about
 #: references or reading.
@@ -325,7 +326,7 @@ def score_sentences(
             s.score *= RESTATES
         elif _HEADING_LIKE.match(s.text):
             s.score *= HEADING_LIKE
-        if _POINTS_ELSEWHERE.search(s.text):
+        if _POINTS_ELSEWHERE.search(s.text) and not _BRINGS_ITS_LIST.search(s.text):
             s.score *= POINTS_ELSEWHERE
         if in_references[k]:
             s.score *= REFERENCE_LIST
