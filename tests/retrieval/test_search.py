@@ -263,6 +263,14 @@ def test_highlight_spans_are_merged_and_case_insensitive() -> None:
     assert [text[s:e] for s, e in spans] == ["RABBIT", "running", "err-4", "rabbit"]
 
 
+def test_a_five_letter_plural_lights_its_singular() -> None:
+    """"fails" lights "Cert fail" and "failed" (a five-letter word was matched whole); "class",
+    "focus" and "virus" are not plurals."""
+    pats = highlight_patterns(["certificate fails class focus virus"], [])
+    text = "Cert fail; it failed. A clas, a classes, focu, viru."
+    assert [text[s:e] for s, e in highlight(text, pats)] == ["fail", "failed", "classes"]
+
+
 def test_a_word_in_its_other_spelling_finds_and_lights_the_page(searcher: Searcher) -> None:
     """The DMCA summary says "organization"; asked "organisation", BM25 finds its page and the
     highlight lands on the word (the porter stemmer cuts "organis" and "organ")."""
