@@ -264,7 +264,7 @@ def test_highlight_spans_are_merged_and_case_insensitive() -> None:
 
 
 def test_a_five_letter_plural_lights_its_singular() -> None:
-    """"fails" lights "Cert fail" and "failed" (a five-letter word was matched whole); "class",
+    """ "fails" lights "Cert fail" and "failed" (a five-letter word was matched whole); "class",
     "focus" and "virus" are not plurals."""
     pats = highlight_patterns(["certificate fails class focus virus"], [])
     text = "Cert fail; it failed. A clas, a classes, focu, viru."
