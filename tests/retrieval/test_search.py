@@ -271,6 +271,12 @@ def test_a_five_letter_plural_lights_its_singular() -> None:
     assert [text[s:e] for s, e in highlight(text, pats)] == ["fail", "failed", "classes"]
 
 
+def test_a_constant_lights_whole_or_without_its_namespace_not_as_a_prefix() -> None:
+    pats = highlight_patterns(["R_RISCV_CALL_PLT"], [])
+    text = "R_RISCV_CALL_PLT, 19 CALL_PLT; R_RISCV_CALL is deprecated; call_foo"
+    assert [text[s:e] for s, e in highlight(text, pats)] == ["R_RISCV_CALL_PLT", "CALL_PLT"]
+
+
 def test_a_word_in_its_other_spelling_finds_and_lights_the_page(searcher: Searcher) -> None:
     """The DMCA summary says "organization"; asked "organisation", BM25 finds its page and the
     highlight lands on the word (the porter stemmer cuts "organis" and "organ")."""

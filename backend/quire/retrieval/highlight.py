@@ -17,7 +17,10 @@ from quire.text.spelling import spellings
 
 def stem(term: str) -> str:
     """A word cut to the prefix that highlights match (a crude stand-in for the porter
-    stemmer): "retrieval" -> "retri", "models" -> "model"."""
+    stemmer): "retrieval" -> "retri", "models" -> "model"; a name with an underscore is not
+    cut ("r_riscv_call_plt" is not "r_riscv_call")."""
+    if "_" in term:
+        return term
     if len(term) > 5:
         return term[: max(4, len(term) - 3)]
     return term[:-1] if len(term) == 5 and term.endswith("s") and term[-2] not in "su" else term

@@ -67,10 +67,11 @@ def _embedder(request: Request, dim: int | None) -> EmbedderStatus | None:
 def _reranker(request: Request, settings: SettingsDep) -> RerankerStatus:
     searcher = _searcher(request)
     loaded = searcher is not None and searcher.rerankers.current is not None
-    model = str(resolve_model_dir(settings))
+    model_dir = resolve_model_dir(settings)
+    model = str(model_dir)
     if loaded:
         error = None
-    elif find_model_file(resolve_model_dir(settings)) is not None:
+    elif find_model_file(model_dir) is not None:
         # By `quire models pull` (a pull in Settings loads what it installs).
         error = (
             "installed after the API started: restart it, or press Load reranker in "
