@@ -54,4 +54,5 @@ class SentenceOrder:
             top=len(head),
             near_end=near_end,
         )
-        return ordered + [h for h in hits[extractive.ORDER_TOP :] if h not in head]
+        read = {h.chunk_id for h in head}
+        return ordered + [h for h in hits[extractive.ORDER_TOP :] if h.chunk_id not in read]
