@@ -24,6 +24,7 @@ from quire.retrieval import bm25
 from quire.retrieval.filters import Filter
 from quire.storage.backends import fts5, pg_postings
 from quire.storage.backends.base import Averages
+from quire.text.spelling import namespace_tails
 
 MIN_CHARS = 3  # the trigram tokenizer cannot match shorter strings
 MAX_KEYWORDS = 8
@@ -55,10 +56,8 @@ class ExactLeg(ABC):
         # A constant's name without its namespace (``CALL_PLT`` of ``R_RISCV_CALL_PLT``) is
         # the same name: matched standing alone, not inside the whole one, and counting as
         # one keyword with it (the better score of the two).
-        lowered = [k.lower() for k in usable]
-        whole = {
-            k: max((n for n in lowered if n.endswith("_" + k)), key=len, default=k) for k in lowered
-        }
+        whole = {k.lower(): k.lower() for k in sorted(usable, key=len)}
+        whole.update({t: n for n in list(whole) for t in namespace_tails(n) if t in whole})
         hits: dict[int, dict[str, float]] = {}
         for kw in usable[:MAX_KEYWORDS]:
             name = whole[kw.lower()]
