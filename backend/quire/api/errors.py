@@ -57,8 +57,12 @@ async def send_error(
     code: str,
     message: str,
     headers: Sequence[tuple[bytes, bytes]] = (),
+    *,
+    more: bool = False,
 ) -> None:
-    """The error envelope from pure ASGI middleware, which answers before the app runs."""
+    """The error envelope from pure ASGI middleware, which answers before the app runs; with
+    ``more`` the response is left open (its body is whole: Content-Length) for the caller to
+    end with an empty body."""
     body = json.dumps(error_body(status, code, message)).encode()
     await send(
         {
@@ -71,7 +75,7 @@ async def send_error(
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": body, "more_body": more})
 
 
 def _jsonable(errors: list[Any]) -> list[dict[str, Any]]:
