@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from sqlalchemy import text
@@ -21,7 +23,7 @@ from quire.retrieval.search import Searcher
 from quire.storage.backends import sqlite as sqlite_backend
 from quire.storage.db import Database
 from quire.synthesis import extractive
-from quire.synthesis.order import SentenceOrder
+from quire.synthesis.order import EXACT_READ, SentenceOrder
 from quire.synthesis.parse import parse_plan
 from quire.text.spelling import spellings
 from tests.retrieval.conftest import doc_id
@@ -563,3 +565,38 @@ def test_a_dense_mirror_that_cannot_spill_falls_back_to_sqlite_vec(
     assert isinstance(searcher.legs.dense, dense.MirrorDense)
     assert len(searcher.legs.dense.mirror.ids) > 0
     assert [c for c, _ in again] == [c for c, _ in want]
+
+
+def test_a_question_naming_an_identifier_reads_the_exact_legs_first_hits(
+    library: tuple[Settings, Database], embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question naming an identifier (``1201(a)(1)``) is handed ``END_REACH`` hits, and the
+    order by sentence reads, beside the first ten, those the exact leg put in its first
+    ``EXACT_READ`` however low fusion put them; not the exact leg's later ones, and nothing
+    more for a question naming none."""
+    settings, db = library
+    question = "What does section 1201(a)(1) of the DMCA prohibit?"
+    order = SentenceOrder(db, embedder)
+    assert order.reach(question) == extractive.END_REACH
+    assert order.reach("How does Alice meet the White Rabbit?") == 0
+    searcher = Searcher(db, settings, embedder)
+    try:
+        found = searcher.search(question, SearchOptions(limit=20, rerank=False)).hits
+    finally:
+        searcher.close()
+    assert len(found) == 20
+    hits = [replace(h, ranks={k: v for k, v in h.ranks.items() if k != "exact"}) for h in found]
+    hits[14] = replace(hits[14], ranks={**hits[14].ranks, "exact": EXACT_READ})
+    hits[16] = replace(hits[16], ranks={**hits[16].ranks, "exact": EXACT_READ + 1})
+    read: list[list[int]] = []
+    real = extractive.by_best_sentence
+
+    def spy(question: str, head: list[Hit], *args: object, **kwargs: object) -> list[Hit]:
+        read.append([h.chunk_id for h in head])
+        return real(question, head, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(extractive, "by_best_sentence", spy)
+    ordered = order(question, hits)
+    first_ten = [h.chunk_id for h in hits[: extractive.ORDER_TOP]]
+    assert read == [[*first_ten, hits[14].chunk_id]]
+    assert sorted(h.chunk_id for h in ordered) == sorted(h.chunk_id for h in hits)

@@ -303,7 +303,8 @@ class _TopicEmbedder:
 def test_a_page_cut_in_two_passages_is_judged_as_one() -> None:
     """The page's heading matches the question in meaning; the sentence that answers is in
     the page's second passage. That passage is judged by its own best sentence and the page's
-    best cosine, so it leads; the heading's passage keeps its own place."""
+    best cosine, so it leads; the heading's passage comes after the other page (the first
+    places go to different pages)."""
     other = _hit("Journals by publisher: the count was 57 titles in all.", 1, page=6)
     heading = _hit("Methodology of our study of the authors of the journals.", 2, page=5)
     answer = _hit("For example, the fifteen Elsevier journals ranked 1 are close.", 3, page=5)
@@ -312,7 +313,23 @@ def test_a_page_cut_in_two_passages_is_judged_as_one() -> None:
         [other, heading, answer],
         _TopicEmbedder(),  # type: ignore[arg-type]
     )
-    assert [h.chunk_id for h in ordered] == [3, 2, 1]
+    assert [h.chunk_id for h in ordered] == [3, 1, 2]
+
+
+def test_the_first_five_hits_are_five_pages() -> None:
+    """Two passages of page 1 both say what the transaction costs; the other pages only
+    mention gas. Page 1 leads with its better passage, the next four places go to four other
+    pages, then its second passage, then the sixth page; hits after ``top`` keep their place."""
+    hits = [
+        _hit("Gtransaction costs 21000 gas, paid for every transaction.", 1, page=1),
+        _hit("Each transaction pays Gtransaction, which is 21000 gas.", 2, page=1),
+        *(_hit(f"Gas is counted in step {n}.", n + 1, page=n) for n in range(2, 7)),
+        _hit("Gas.", 8, page=9),
+    ]
+    ordered = extractive.by_best_sentence("How much gas does Gtransaction cost?", hits, None, top=7)
+    assert extractive.DISTINCT == 5
+    assert [h.chunk_id for h in ordered][:1] + [h.page for h in ordered][1:5] == [1, 2, 3, 4, 5]
+    assert [h.chunk_id for h in ordered][5:] == [2, 7, 8]
 
 
 def test_a_page_close_in_meaning_that_gives_nothing_asked_yields_to_one_that_does() -> None:

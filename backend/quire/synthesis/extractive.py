@@ -60,9 +60,11 @@ OTHER_PAGE_RATIO = 0.95
 SUPPORTING = 2
 MAX_SOURCES = 2
 #: Search without a cross-encoder orders its first hits by their best unit (by_best_sentence),
-#: keeping this much of the fusion order.
+#: keeping this much of the fusion order; its first ``DISTINCT`` are that many pages, each the
+#: passage with its best unit (two passages of one page there pushed another page out).
 ORDER_TOP = 10
 ORDER_PRIOR = 0.1
+DISTINCT = 5
 #: What a page in a document's last ``END_SHARE`` adds in that order when the question asks
 #: about the end ("the book's closing sentence").
 NEAR_END = 0.5
@@ -445,10 +447,10 @@ def by_best_sentence(
 ) -> list[Hit]:
     """The first ``top`` hits in the order of their best unit: its score as a lead plus the
     best cosine of its units to the question, with a little of the fusion order kept
-    (``ORDER_PRIOR / (1 + rank)``); the hits after ``top`` follow unchanged. A passage whose
-    sentence answers the question outranks one that shares more of its words. When the
-    question asks for something in particular (a number, a date, a name, a definition, a
-    list), a unit's cosine counts as much as the unit gives it (``GIVES_NOTHING`` of it when it
+    (``ORDER_PRIOR / (1 + rank)``), ``DISTINCT`` pages first; the hits after ``top`` follow
+    unchanged. A passage whose sentence answers the question outranks one that shares more of
+    its words. When the question asks for something in particular (a number, a date, a name,
+    a definition, a list), a unit's cosine counts as much as the unit gives it (half when it
     gives nothing). A question about how a document ends prefers the pages in ``near_end``."""
     head = list(hits[:top])
     best: dict[int, tuple[float, float]] = {}
@@ -481,7 +483,8 @@ def by_best_sentence(
         return score + cosine + ORDER_PRIOR / (1 + i) + end
 
     order = sorted(range(len(head)), key=lambda i: -total(i))
-    return [head[i] for i in order] + list(hits[top:])
+    firsts = [i for i in order if lead[(head[i].document_id, head[i].page)] == i][:DISTINCT]
+    return [head[i] for i in firsts + [i for i in order if i not in firsts]] + list(hits[top:])
 
 
 def _key(text: str) -> str:

@@ -10,9 +10,14 @@ from collections.abc import Sequence
 
 from quire.embed.base import Embedder
 from quire.retrieval.hits import Hit
+from quire.retrieval.planner import identifiers
 from quire.storage import chunks, documents
 from quire.storage.db import Database
 from quire.synthesis import extractive
+
+#: A question naming an identifier (``R_RISCV_CALL_PLT``) also reads the hits the exact leg put
+#: this high, wherever fusion put them: a specification's table row names it by itself.
+EXACT_READ = 5
 
 
 def page_texts(db: Database, hits: Sequence[Hit]) -> dict[tuple[int, int], str]:
@@ -29,8 +34,11 @@ class SentenceOrder:
         self.embedder = embedder
 
     def reach(self, question: str) -> int:
-        """How many hits it reads: more of them for a question about how a document ends."""
-        return extractive.END_REACH if extractive.asks_for_the_end(question) else 0
+        """How many hits it reads: more of them for a question about how a document ends or
+        naming an identifier."""
+        if extractive.asks_for_the_end(question) or identifiers(question):
+            return extractive.END_REACH
+        return 0
 
     def __call__(self, question: str, hits: list[Hit]) -> list[Hit]:
         head = hits[: extractive.ORDER_TOP]
@@ -46,6 +54,12 @@ class SentenceOrder:
             # The pages near a document's end are read first, from further down the hits.
             ends = [h for h in hits if (h.document_id, h.page) in near_end]
             head = ends + [h for h in head if (h.document_id, h.page) not in near_end]
+        taken = {h.chunk_id for h in head}
+        head += [
+            h
+            for h in hits[extractive.ORDER_TOP :]
+            if h.ranks.get("exact", EXACT_READ + 1) <= EXACT_READ and h.chunk_id not in taken
+        ]
         ordered = extractive.by_best_sentence(
             question,
             head,
