@@ -22,7 +22,7 @@ from quire.retrieval.rerank import CrossEncoderReranker
 from quire.retrieval.search import Searcher
 from quire.storage.backends import sqlite as sqlite_backend
 from quire.storage.db import Database
-from quire.synthesis import extractive
+from quire.synthesis import order as ordering
 from quire.synthesis.order import EXACT_READ, SentenceOrder
 from quire.synthesis.parse import parse_plan
 from quire.text.spelling import spellings
@@ -318,11 +318,11 @@ def test_a_question_about_the_end_of_a_book_prefers_its_last_pages(
     finally:
         plain.close()
     alice = doc_id(db, "alice-epub3.epub")
-    assert extractive.asks_for_the_end(question)
+    assert ordering.asks_for_the_end(question)
     ordered = SentenceOrder(db, embedder)(question, list(hits))
     assert (ordered[0].document_id, ordered[0].page) == (alice, 11)
     assert "sister" in ordered[0].text
-    unaware = extractive.by_best_sentence(question, hits, embedder)
+    unaware = ordering.by_best_sentence(question, hits, embedder)
     assert (unaware[0].document_id, unaware[0].page) != (alice, 11)
 
 
@@ -338,7 +338,7 @@ def test_a_question_about_the_end_reads_the_last_pages_after_the_first_ten(
 
     class Reading:
         def reach(self, query: str) -> int:
-            return extractive.END_REACH if extractive.asks_for_the_end(query) else 0
+            return ordering.END_REACH if ordering.asks_for_the_end(query) else 0
 
         def __call__(self, query: str, hits: list[Hit]) -> list[Hit]:
             seen.append(len(hits))
@@ -351,12 +351,12 @@ def test_a_question_about_the_end_reads_the_last_pages_after_the_first_ten(
         hits = searcher.search(question, SearchOptions(limit=30, rerank=False)).hits
     finally:
         searcher.close()
-    assert seen == [extractive.END_REACH, 3]
+    assert seen == [ordering.END_REACH, 3]
     alice = doc_id(db, "alice-epub3.epub")
     end = [h for h in hits if (h.document_id, h.page) == (alice, 11)]
     others = [h for h in hits if (h.document_id, h.page) != (alice, 11)]
-    assert end and len(others) >= extractive.ORDER_TOP
-    ordered = SentenceOrder(db, embedder)(question, others[: extractive.ORDER_TOP] + end)
+    assert end and len(others) >= ordering.ORDER_TOP
+    ordered = SentenceOrder(db, embedder)(question, others[: ordering.ORDER_TOP] + end)
     assert (ordered[0].document_id, ordered[0].page) == (alice, 11)
 
 
@@ -577,7 +577,7 @@ def test_a_question_naming_an_identifier_reads_the_exact_legs_first_hits(
     settings, db = library
     question = "What does section 1201(a)(1) of the DMCA prohibit?"
     order = SentenceOrder(db, embedder)
-    assert order.reach(question) == extractive.END_REACH
+    assert order.reach(question) == ordering.END_REACH
     assert order.reach("How does Alice meet the White Rabbit?") == 0
     searcher = Searcher(db, settings, embedder)
     try:
@@ -589,14 +589,14 @@ def test_a_question_naming_an_identifier_reads_the_exact_legs_first_hits(
     hits[14] = replace(hits[14], ranks={**hits[14].ranks, "exact": EXACT_READ})
     hits[16] = replace(hits[16], ranks={**hits[16].ranks, "exact": EXACT_READ + 1})
     read: list[list[int]] = []
-    real = extractive.by_best_sentence
+    real = ordering.by_best_sentence
 
     def spy(question: str, head: list[Hit], *args: object, **kwargs: object) -> list[Hit]:
         read.append([h.chunk_id for h in head])
         return real(question, head, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(extractive, "by_best_sentence", spy)
+    monkeypatch.setattr(ordering, "by_best_sentence", spy)
     ordered = order(question, hits)
-    first_ten = [h.chunk_id for h in hits[: extractive.ORDER_TOP]]
+    first_ten = [h.chunk_id for h in hits[: ordering.ORDER_TOP]]
     assert read == [[*first_ten, hits[14].chunk_id]]
     assert sorted(h.chunk_id for h in ordered) == sorted(h.chunk_id for h in hits)

@@ -12,6 +12,7 @@ from quire.retrieval.hits import Hit
 from quire.retrieval.planner import heuristic_plan
 from quire.retrieval.sentences import split_sentences
 from quire.synthesis import extractive
+from quire.synthesis import order as ordering
 from quire.synthesis.asks import Asks
 
 
@@ -273,11 +274,11 @@ def test_search_order_puts_the_passage_whose_sentence_answers_first() -> None:
         "Name: Gtransaction · Value: 21000 · Description: Paid for every transaction.", 3, 28
     )
     tail = _hit("Appendix.", 4, page=40)
-    ordered = extractive.by_best_sentence(
+    ordered = ordering.by_best_sentence(
         "How much gas is Gtransaction?", [restates, echo, answers, tail], None, top=3
     )
     assert [h.chunk_id for h in ordered] == [3, 1, 2, 4]
-    assert extractive.by_best_sentence("gas", [], None) == []
+    assert ordering.by_best_sentence("gas", [], None) == []
 
 
 class _TopicEmbedder:
@@ -308,7 +309,7 @@ def test_a_page_cut_in_two_passages_is_judged_as_one() -> None:
     other = _hit("Journals by publisher: the count was 57 titles in all.", 1, page=6)
     heading = _hit("Methodology of our study of the authors of the journals.", 2, page=5)
     answer = _hit("For example, the fifteen Elsevier journals ranked 1 are close.", 3, page=5)
-    ordered = extractive.by_best_sentence(
+    ordered = ordering.by_best_sentence(
         "How many Elsevier journals ranked 1 do the authors cite?",
         [other, heading, answer],
         _TopicEmbedder(),  # type: ignore[arg-type]
@@ -326,8 +327,8 @@ def test_the_first_five_hits_are_five_pages() -> None:
         *(_hit(f"Gas is counted in step {n}.", n + 1, page=n) for n in range(2, 7)),
         _hit("Gas.", 8, page=9),
     ]
-    ordered = extractive.by_best_sentence("How much gas does Gtransaction cost?", hits, None, top=7)
-    assert extractive.DISTINCT == 5
+    ordered = ordering.by_best_sentence("How much gas does Gtransaction cost?", hits, None, top=7)
+    assert ordering.DISTINCT == 5
     assert [h.chunk_id for h in ordered][:1] + [h.page for h in ordered][1:5] == [1, 2, 3, 4, 5]
     assert [h.chunk_id for h in ordered][5:] == [2, 7, 8]
 
@@ -342,14 +343,14 @@ def test_a_page_close_in_meaning_that_gives_nothing_asked_yields_to_one_that_doe
         page=2,
     )
     answer = _hit("Under this methodology, 95% of jobs begin within five seconds.", 2, page=5)
-    ordered = extractive.by_best_sentence(
+    ordered = ordering.by_best_sentence(
         "How quickly does the methodology start most scheduled tasks?",
         [intro, answer],
         _TopicEmbedder(),  # type: ignore[arg-type]
     )
     assert [h.chunk_id for h in ordered] == [2, 1]
     # A question that asks for nothing in particular keeps the closer match of words first.
-    ordered = extractive.by_best_sentence(
+    ordered = ordering.by_best_sentence(
         "Describe the methodology for scheduled tasks.",
         [intro, answer],
         _TopicEmbedder(),  # type: ignore[arg-type]
@@ -594,3 +595,24 @@ def test_a_sentence_pointing_to_its_list_is_not_pointing_elsewhere_when_the_list
     units = extractive.score_sentences(question, [_hit(listed, 1), _hit(alone, 2, 2)])
     score = {u.text: u.score for u in units}
     assert score[listed] > 0.0 and score[alone] == 0.0
+
+
+def test_a_page_naming_the_questions_day_counts_it_again_in_the_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both pages are as close to the question in meaning and give a time; the first shares
+    more of its words, the second names its day ("the 1 May" as "1st May"). What a page names
+    of the question's identifiers and days counts again in the order (``NAMED``): the dated
+    page leads; without that, the other one."""
+    question = "On which day of the study did the methodology of the survey start, the 1 May?"
+    words = _hit("The methodology of the survey of the study started on a day in spring.", 1, 2)
+    dated = _hit("Under this methodology, work began on 1st May.", 2, page=5)
+    embedder = _TopicEmbedder()
+
+    def order() -> list[int]:
+        ranked = ordering.by_best_sentence(question, [words, dated], embedder)  # type: ignore[arg-type]
+        return [h.chunk_id for h in ranked]
+
+    assert order() == [2, 1]
+    monkeypatch.setattr(ordering, "NAMED", 0.0)
+    assert order() == [1, 2]

@@ -71,8 +71,8 @@ class _Request:
 
 
 #: Orders the first hits of a search that asked to rerank when no cross-encoder is installed:
-#: the runtime passes the extractive answers' sentence scorer (synthesis/extractive.py's
-#: ``by_best_sentence``), which this layer may not import.
+#: the runtime passes the order by sentence (synthesis/order.py's ``SentenceOrder``, scored as
+#: the extractive answer scores), which this layer may not import.
 HitOrder = Callable[[str, list[Hit]], list[Hit]]
 NO_CROSS_ENCODER = "no reranker model installed: the first hits are ordered by their best sentence"
 

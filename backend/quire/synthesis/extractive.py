@@ -26,7 +26,7 @@ retrieval/sentences.py.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,26 +59,6 @@ OTHER_PAGE_RATIO = 0.95
 #: The lead and at most this many supporting units.
 SUPPORTING = 2
 MAX_SOURCES = 2
-#: Search without a cross-encoder orders its first hits by their best unit (by_best_sentence),
-#: keeping this much of the fusion order; its first ``DISTINCT`` are that many pages, each the
-#: passage with its best unit (two passages of one page there pushed another page out).
-ORDER_TOP = 10
-ORDER_PRIOR = 0.1
-DISTINCT = 5
-#: What a page in a document's last ``END_SHARE`` adds in that order when the question asks
-#: about the end ("the book's closing sentence").
-NEAR_END = 0.5
-END_SHARE = 0.15
-#: Such a question also has the pages near a document's end among this many hits read.
-END_REACH = 20
-_ENDING = re.compile(
-    r"\b(closing|final|last|concluding|ending) (sentence|sentences|words?|lines?|paragraph|"
-    r"note|chapter|section|page|remarks?|scene|pages)\b|\bat the (very )?end\b"
-    r"|\b(ends?|conclude[sd]?|closes?) (the|his|her|its|their) (book|novel|story|paper|report)\b",
-    re.I,
-)
-#: The share of its cosine a unit giving nothing the question asks for counts in that order.
-GIVES_NOTHING = 0.5
 #: How much each feature counts in a unit's score.
 WEIGHTS = {
     "lexical": 0.40,
@@ -149,6 +129,7 @@ class Sentence:
     support: float = 0.0  # its lexical match, or a share of its neighbours'
     cosine: float = 0.0  # similarity to the question (0 without an embedder)
     identifier: float = 0.0  # share of the question's identifiers it contains whole
+    named: float = 0.0  # share of them that name something (not the question's bare numbers)
     gives: float = 0.0  # holds what the question asks for (asks.py)
     novelty: float = 0.0  # says something beyond the question's words (0-1)
 
@@ -280,16 +261,18 @@ def score_sentences(
     # "May 1"), not as its number alone ("1 October" is another day).
     days = days_named(question)
     day_numbers = {day for day, _ in days}
-    wanted = [_whole(w) for w in names] + [
+    named = [_whole(w) for w in names] + [day_pattern(day, month) for day, month in days]
+    wanted = named + [
         _whole(n)
         for n in sorted(asks.numbers)
         if not any(_holds_number(i, n) for i in names) and n not in day_numbers
     ]
-    wanted += [day_pattern(day, month) for day, month in days]
     ident = np.array(
         [_identifiers(wanted, s.text, h) for s, h in zip(pool, headings, strict=True)],
         dtype=np.float32,
     )
+    for s, h in zip(pool, headings, strict=True):
+        s.named = _identifiers(named, s.text, h)
     gives = np.array([asks.gives(s.text) for s in pool], dtype=np.float32)
     # A row's cell answers a question that asks for a number, a date or a name.
     lookup = np.array(
@@ -428,63 +411,6 @@ def select(
         seen.add(key)
         used.add(s.hit_index)
     return chosen
-
-
-def asks_for_the_end(question: str) -> bool:
-    """Whether ``question`` asks about how a document ends ("the book's closing sentence",
-    "the recommended reading at the end", "Harker's closing note")."""
-    return bool(_ENDING.search(question))
-
-
-def by_best_sentence(
-    question: str,
-    hits: Sequence[Hit],
-    embedder: Embedder | None,
-    pages: Mapping[tuple[int, int], str] | None = None,
-    *,
-    top: int = ORDER_TOP,
-    near_end: Collection[tuple[int, int]] = (),
-) -> list[Hit]:
-    """The first ``top`` hits in the order of their best unit: its score as a lead plus the
-    best cosine of its units to the question, with a little of the fusion order kept
-    (``ORDER_PRIOR / (1 + rank)``), ``DISTINCT`` pages first; the hits after ``top`` follow
-    unchanged. A passage whose sentence answers the question outranks one that shares more of
-    its words. When the question asks for something in particular (a number, a date, a name,
-    a definition, a list), a unit's cosine counts as much as the unit gives it (half when it
-    gives nothing). A question about how a document ends prefers the pages in ``near_end``."""
-    head = list(hits[:top])
-    best: dict[int, tuple[float, float]] = {}
-    particular = Asks.of(question).kind not in ("other", "yesno")
-    for s in score_sentences(question, head, embedder, max_passages=len(head), pages=pages):
-        score, cosine = best.get(s.hit_index, (0.0, 0.0))
-        # A sentence close to the question in meaning that gives nothing it asks for (the
-        # introduction that restates its subject) speaks less for its page.
-        meant = s.cosine
-        if particular:
-            meant *= GIVES_NOTHING + (1 - GIVES_NOTHING) * s.gives
-        best[s.hit_index] = (max(score, s.score), max(cosine, meant))
-    # A page cut into two passages: the one with its best sentence is judged by the best
-    # cosine of either.
-    lead: dict[tuple[int, int], int] = {}
-    page_cos: dict[tuple[int, int], float] = {}
-    for i, h in enumerate(head):
-        key = (h.document_id, h.page)
-        score, cosine = best.get(i, (0.0, 0.0))
-        if key not in lead or score > best.get(lead[key], (0.0, 0.0))[0]:
-            lead[key] = i
-        page_cos[key] = max(page_cos.get(key, 0.0), cosine)
-
-    def total(i: int) -> float:
-        h = head[i]
-        score, cosine = best.get(i, (0.0, 0.0))
-        if lead[(h.document_id, h.page)] == i:
-            cosine = page_cos[(h.document_id, h.page)]
-        end = NEAR_END if (h.document_id, h.page) in near_end else 0.0
-        return score + cosine + ORDER_PRIOR / (1 + i) + end
-
-    order = sorted(range(len(head)), key=lambda i: -total(i))
-    firsts = [i for i in order if lead[(head[i].document_id, head[i].page)] == i][:DISTINCT]
-    return [head[i] for i in firsts + [i for i in order if i not in firsts]] + list(hits[top:])
 
 
 def _key(text: str) -> str:
