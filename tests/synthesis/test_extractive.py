@@ -539,6 +539,10 @@ def test_a_time_is_answered_by_a_sentence_that_states_one() -> None:
     assert asks.gives("95% of tasks begin execution within five seconds.") == 1.0
     assert asks.gives("It handles 10,000 async tasks.") == 0.5
     assert asks.gives("It starts tasks on time.") == 0.0
+    # A number word and its unit are two words: "as" is not "a s(econd)", nor "ones" "one s".
+    assert asks.gives("It handles 10,000 tasks as the scheduler says.") == 0.5
+    assert asks.gives("It handles 10,000 tasks, the ones queued.") == 0.5
+    assert asks.gives("It handles 10,000 tasks within a day.") == 1.0
     assert Asks.of("How long does a full sync take?").gives("It took 2 ms.") == 1.0
     # "How long" of a thing is a length, not a time.
     assert Asks.of("How long is the bridge?").gives("It is 1,280 metres long.") == 1.0

@@ -47,9 +47,9 @@ _DURATION = re.compile(
 )
 # How a text states a time: a number with its unit ("within five seconds", "2 ms", "90 days").
 _STATES_DURATION = re.compile(
-    r"(\d|\b(a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-    r"thirty|sixty|ninety|hundred|few|several))\s*-?\s*(ns|µs|us|ms|milliseconds?|seconds?|"
-    r"secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?)\b",
+    r"(\d\s*-?\s*|\b(a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
+    r"twenty|thirty|sixty|ninety|hundred|few|several)(\s+|\s*-\s*))(ns|µs|us|ms|milliseconds?|"
+    r"seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?)\b",
     re.I,
 )
 _ASKS_NUMBER = re.compile(
