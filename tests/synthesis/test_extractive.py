@@ -94,6 +94,15 @@ def test_fragments_cut_by_chunk_boundaries_rank_below_whole_sentences() -> None:
     assert chosen[0].complete and not any(c.complete for c in chosen[1:])
 
 
+def test_a_bulleted_item_is_whole() -> None:
+    """A list item after its bullet (a book's reading list, a Markdown list) is a whole unit,
+    not a fragment; a bullet does not make a lower-case piece whole."""
+    for item in ("• Strogatz, Sync.", "- Cancel within 30 days for a refund.", "▪ Levy, Life."):
+        assert extractive.Sentence(item, 0, 0).complete, item
+    for piece in ("• and the rest of it.", "-5 degrees and falling"):
+        assert not extractive.Sentence(piece, 0, 0).complete, piece
+
+
 def test_table_rows_and_short_lines_are_units_of_their_own() -> None:
     text = (
         "The unit names are listed below.\n"

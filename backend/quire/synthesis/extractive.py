@@ -109,6 +109,7 @@ _ASKS_REFERENCES = re.compile(
 # or a letter of a script without case) and ends as one (. ! ? and the CJK 。！？, Arabic ؟,
 # closing quotes and brackets after).
 _OPENING = "\"'“‘([「『（"
+_BULLET = re.compile(r"^[•◦▪▫‣●○■□►➢*-]\s+")
 _ENDS = re.compile(r"[.!?。！？؟][\"'”’)\]」』）]*$")
 # A sentence read with the list it introduces (retrieval/sentences.py) ends as the list does.
 _INTRODUCES = re.compile(r":\s*\n")
@@ -143,7 +144,7 @@ class Sentence:
         is a whole row of a table or a labelled line."""
         if "\n" not in self.text and (ROWISH.search(self.text) or _LABELLED.search(self.text)):
             return True
-        first = self.text.lstrip(_OPENING)[:1]
+        first = _BULLET.sub("", self.text).lstrip(_OPENING)[:1]
         starts = first.isdigit() or (first.isalpha() and not first.islower())
         return starts and bool(_ENDS.search(self.text) or _INTRODUCES.search(self.text))
 
