@@ -62,8 +62,10 @@ TABLE_ROW = re.compile(r"^[^\n]*\S \u00b7 \S[^\n]*$", re.M)
 #: A line naming a constant of a specification: an identifier with an underscore, perhaps
 #: with its value in brackets (``EF_RISCV_TSO (0x0010)``, ``SHT_RISCV_ATTRIBUTES``).
 DEFINED_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(\s*\([^()\n]{1,24}\))?")
+#: The characters a list's item starts with, before a space.
+BULLETS = "[-•*–▪◦]"
 #: A line that starts as an item of a list does: a bullet, "3.", "(b)", "12:", "150 years:".
-LIST_ITEM = re.compile(r"^\s*([-•*–▪◦]\s|\(?\w{1,3}[.)]\s|\d+(\s\w+)?:\s)")
+LIST_ITEM = re.compile(rf"^\s*({BULLETS}\s|\(?\w{{1,3}}[.)]\s|\d+(\s\w+)?:\s)")
 
 
 def split_sentences(passage: str) -> list[tuple[int, str]]:

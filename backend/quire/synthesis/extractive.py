@@ -36,7 +36,7 @@ from quire.retrieval import lexical
 from quire.retrieval.highlight import highlight_patterns
 from quire.retrieval.hits import Hit
 from quire.retrieval.planner import identifiers
-from quire.retrieval.sentences import MAX_CHARS, ROWISH, TABLE_ROW, split_sentences
+from quire.retrieval.sentences import BULLETS, MAX_CHARS, ROWISH, TABLE_ROW, split_sentences
 from quire.synthesis.asks import Asks
 from quire.text.days import day_pattern, days_named
 from quire.text.segment import has_unspaced
@@ -109,7 +109,7 @@ _ASKS_REFERENCES = re.compile(
 # or a letter of a script without case) and ends as one (. ! ? and the CJK 。！？, Arabic ؟,
 # closing quotes and brackets after).
 _OPENING = "\"'“‘([「『（"
-_BULLET = re.compile(r"^[•◦▪▫‣●○■□►➢*-]\s+")
+_BULLET = re.compile(rf"^{BULLETS}\s+")
 _ENDS = re.compile(r"[.!?。！？؟][\"'”’)\]」』）]*$")
 # A sentence read with the list it introduces (retrieval/sentences.py) ends as the list does.
 _INTRODUCES = re.compile(r":\s*\n")
