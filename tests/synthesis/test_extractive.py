@@ -388,6 +388,50 @@ def test_a_table_row_the_question_looks_up_leads() -> None:
     assert chosen[0].text == "Name: FShanghai · First Block Number: 17034870"
 
 
+def test_a_row_is_looked_up_by_whichever_cell_names_its_key() -> None:
+    """An opcode table sets the value first and the mnemonic second: "the opcode value of
+    PREVRANDAO" names the row by its second cell and asks for its first. That row leads, over
+    an earlier page's sentence on the same subject that gives another number."""
+    prose = _hit(
+        "Since the Paris fork the opcode returns the beacon chain's randomness, a value of 32 "
+        "bytes.",
+        1,
+        page=6,
+    )
+    rows = _hit(
+        "Value: 0x43 · Mnemonic: NUMBER · δ: 0 · α: 1 · Description: Get the current block’s "
+        "number.\n"
+        "Value: 0x44 · Mnemonic: PREVRANDAO · δ: 0 · α: 1 · Description: Get the latest RANDAO "
+        "mix.",
+        2,
+        page=34,
+    )
+    chosen = extractive.select("What opcode value is assigned to PREVRANDAO?", [prose, rows])
+    assert chosen[0].text.startswith("Value: 0x44 · Mnemonic: PREVRANDAO")
+
+
+def test_a_description_naming_the_question_words_does_not_make_its_row_looked_up() -> None:
+    """The program header row's long "Meaning" uses the question's words (RISC-V, ELF) and
+    its "Value" header is what the question asks for; it is still not the row the question
+    names, and the file header's sentence answers."""
+    header = _hit(
+        "e_machine Identifies the machine this ELF file targets. Always contains EM_RISCV "
+        "(243) for RISC-V ELF files.",
+        1,
+        page=26,
+    )
+    row = _hit(
+        "Name: PT_RISCV_ATTRIBUTES · Value: 0x70000003 · Meaning: RISC-V ELF attribute section.",
+        2,
+        page=41,
+    )
+    chosen = extractive.select(
+        "Which e_machine value identifies an ELF file as RISC-V?", [header, row]
+    )
+    assert chosen[0].text == "Always contains EM_RISCV (243) for RISC-V ELF files."
+    assert all(not s.text.startswith("Name: PT_RISCV") for s in chosen)
+
+
 def test_a_bibliography_entry_does_not_answer_what_it_names() -> None:
     entry = dataclasses.replace(
         _hit("EIP-3529: Reduction in refunds, April 2021.", 1, page=18), heading_path="References"

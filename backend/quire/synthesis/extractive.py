@@ -52,6 +52,8 @@ FRAGMENT_FACTOR = 0.85  # a sentence cut by the layout (a column, a box) reads l
 EXACT = ("number", "date")
 #: What a question looks up in a table's row.
 LOOKED_UP = ("number", "date", "name")
+#: A row's key, when not its first cell, is at most this many words (a name, a mnemonic).
+KEY_WORDS = 3
 #: A unit supports the lead when it scores this share of it.
 KEEP_RATIO = 0.8
 #: ... and, from another page than the lead's, this share.
@@ -322,17 +324,31 @@ def score_sentences(
 
 def _looks_up(patterns: Sequence[re.Pattern[str]], text: str) -> float:
     """1 for a table row (``Header: value · Header: value``) that the question looks up: it
-    names the row by the value of its first cell, its key, and one of the other cells by its
-    header ("the block number of Shanghai": ``Name: FShanghai · First Block Number:
-    17034870``); 0 otherwise."""
+    names the row by the value of one cell, its key, and another cell by its header ("the block
+    number of Shanghai": ``Name: FShanghai · First Block Number: 17034870``; "the opcode value
+    of PREVRANDAO": ``Value: 0x44 · Mnemonic: PREVRANDAO · …``, whose key is not first); 0
+    otherwise. A key other than the first cell is short (``KEY_WORDS``): a description that
+    happens to use the question's words does not name its row."""
     if "\u00b7" not in text or not TABLE_ROW.fullmatch(text):
         return 0.0
     cells = [cell.partition(": ") for cell in text.split(" \u00b7 ")]
     if len(cells) < 2 or not all(colon for _, colon, _ in cells):
         return 0.0
-    key = {k for k, p in enumerate(patterns) if p.search(cells[0][2])}
-    asked = {k for k, p in enumerate(patterns) for header, _, _ in cells[1:] if p.search(header)}
-    return 1.0 if key and asked - key else 0.0
+    keys = [
+        {k for k, p in enumerate(patterns) if p.search(value)}
+        if i == 0 or len(value.split()) <= KEY_WORDS
+        else set()
+        for i, (_, _, value) in enumerate(cells)
+    ]
+    asked = [{k for k, p in enumerate(patterns) if p.search(header)} for header, _, _ in cells]
+    return float(
+        any(
+            key and asked[j] - key
+            for i, key in enumerate(keys)
+            for j in range(len(cells))
+            if j != i
+        )
+    )
 
 
 def _holds_number(identifier: str, number: str) -> bool:
