@@ -482,7 +482,11 @@ def test_the_numbers_of_an_identifier_are_not_looked_for_on_their_own() -> None:
 def test_a_measure_with_a_word_before_it_asks_for_a_number() -> None:
     assert Asks.of("What similarity threshold did they use to group articles?").kind == "number"
     assert Asks.of("What monthly fee applies to a second child?").kind == "number"
+    # Up to three words before it: "what average shortest path length does … give".
+    assert Asks.of("What average shortest path length does the model give?").kind == "number"
     assert Asks.of("What kind of model is it?").kind == "other"
+    # ... and not the verb and article of another question: "in what unit is the amount …".
+    assert Asks.of("In what unit is the amount of a withdrawal expressed?").kind == "other"
     assert Asks.of("How are control and status registers numbered in DWARF?").kind == "number"
 
 

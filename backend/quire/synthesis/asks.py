@@ -59,8 +59,10 @@ _ASKS_NUMBER = re.compile(
     r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code|slope|"
     r"block number|weight|speed|capacity|count|age)|"
     r"(which|what) ([\w-]+ )?(value|number|byte|opcode|code|block number)s?|at what|"
-    # "what similarity threshold", "what monthly fee": a measure with a word before it
-    r"what [\w-]+ (percentage|share|size|length|rate|threshold|amount|total|fraction|limit|"
+    # "what similarity threshold", "what average shortest path length": a measure with up to
+    # three words before it, none a verb or an article ("in what unit is the amount")
+    r"what ((?!(is|are|was|were|does|do|did|has|have|the|an?|of|in|on|for|to)\b)[\w-]+ ){1,3}"
+    r"(percentage|share|size|length|rate|threshold|amount|total|fraction|limit|"
     r"ratio|proportion|price|cost|fee|slope|weight|speed|capacity|count|age)|"
     r"up to what|by how|"
     # "How are control and status registers numbered in DWARF?": by numbers
