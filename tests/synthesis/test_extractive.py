@@ -519,6 +519,11 @@ def test_a_measure_is_given_in_figures_and_a_reference_year_gives_no_number() ->
     assert not count.measure
     assert count.gives("He opened fourteen nests.") == 1.0
     assert count.gives("As Darwin (1859) wrote of the nests.") == 0.0
+    # The number of a figure, table or section is a label, not a count.
+    assert count.gives("Figure 4.3 shows the nests Darwin opened.") == 0.0
+    assert count.gives("Table 4.1: Nests opened by Darwin.") == 0.0
+    assert count.gives("The nests are described in § 512 and Section 2.4.") == 0.0
+    assert count.gives("Figure 4.3 shows the 14 nests Darwin opened.") == 1.0
 
 
 def test_a_day_of_a_month_is_matched_as_that_day_in_any_form() -> None:
@@ -567,7 +572,9 @@ def test_a_question_in_another_language_asks_for_what_it_asks_in_english() -> No
 def test_a_limit_is_answered_by_a_sentence_that_states_one() -> None:
     asks = Asks.of("What is the largest a junior accessory dwelling unit is allowed to be?")
     assert asks.gives("A junior unit is no more than 500 square feet in size.") == 1.0
-    assert asks.gives("It complies with Government Code section 65852.22.") == 0.5
+    # A number that states no limit gives half; a section's number is a label, none.
+    assert asks.gives("A typical junior unit covers 400 square feet.") == 0.5
+    assert asks.gives("It complies with Government Code section 65852.22.") == 0.0
     assert asks.gives("It complies with the code.") == 0.0
     assert asks.gives("the creation fails if ‖o‖ > 24576") == 1.0
     # Counts in words in those languages are numbers too ("les quinze revues").

@@ -168,6 +168,14 @@ _MEASURE = re.compile(
     r"slope|coefficient|exponent|temperature|speed|price|cost|fee)s?\b",
     re.I,
 )
+# The number of a figure, table, section, equation … ("Figure 4.3 shows …", "Table 4.1: …",
+# "§ 512"): a label, no answer to a number question.
+_LABEL = re.compile(
+    r"\b(fig(ure)?s?\.?|tables?|sections?|chapters?|eq(uation)?s?\.?|exercises?|listings?|"
+    r"examples?|appendix|theorems?|lemmas?|algorithms?|steps?)\s*\(?\d+(\.\d+)*\)?"
+    r"|§\s*\d+(\.\d+)*",
+    re.I,
+)
 _FULL_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[./]\d{1,2}[./](\d\d){1,2}\b")
 # A capitalised word not at the start of the text or of a sentence, or a code-like token
 # (x8, s0, 0x5f, SHA2-256, traefik:v2.11).
@@ -298,8 +306,8 @@ class Asks:
             if self.unspaced or has_unspaced(text):
                 return 1.0 if _DIGIT.search(text) else 0.0
             # A date's figures are no answer to "how many" or "what total", nor is the year
-            # of a reference; a measure is written in figures.
-            plain = _CITED_YEAR.sub(" ", _FULL_DATE.sub(" ", text))
+            # of a reference or the number of a figure; a measure is written in figures.
+            plain = _LABEL.sub(" ", _CITED_YEAR.sub(" ", _FULL_DATE.sub(" ", text)))
             found = figures(plain) if self.measure else _numbers(plain)
             if not found - self.said:
                 return 0.0
