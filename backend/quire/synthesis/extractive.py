@@ -270,12 +270,11 @@ def score_sentences(
         for n in sorted(asks.numbers)
         if not any(_holds_number(i, n) for i in names) and n not in day_numbers
     ]
-    ident = np.array(
-        [_identifiers(wanted, s.text, h) for s, h in zip(pool, headings, strict=True)],
-        dtype=np.float32,
-    )
-    for s, h in zip(pool, headings, strict=True):
-        s.named = _identifiers(named, s.text, h)
+    # Each pattern matched once per unit: the share of all of them, and of the named ones.
+    credits = [_credits(wanted, s.text, h) for s, h in zip(pool, headings, strict=True)]
+    ident = np.array([_share(c) for c in credits], dtype=np.float32)
+    for s, c in zip(pool, credits, strict=True):
+        s.named = _share(c[: len(named)])
     gives = np.array([asks.gives(s.text) for s in pool], dtype=np.float32)
     # A row's cell answers a question that asks for a number, a date or a name.
     lookup = np.array(
@@ -362,20 +361,19 @@ def _whole(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.])(?:{either})(?![\w]|\.\d)")
 
 
-def _identifiers(wanted: Sequence[re.Pattern[str]], text: str, heading: str) -> float:
-    """The share of the question's identifiers, numbers and days (``wanted``) the unit holds
-    whole (or, less, its passage's heading path: the section says what its sentences are
-    about)."""
-    if not wanted:
-        return 0.0
+def _credits(wanted: Sequence[re.Pattern[str]], text: str, heading: str) -> list[float]:
+    """For each of the question's identifiers, numbers and days (``wanted``): 1 when the unit
+    holds it whole, ``HEADING_SHARE`` when only its passage's heading path does (the section
+    says what its sentences are about), else 0."""
     low, head = text.lower(), heading.lower()
-    found = 0.0
-    for pattern in wanted:
-        if pattern.search(low):
-            found += 1.0
-        elif pattern.search(head):
-            found += HEADING_SHARE
-    return found / len(wanted)
+    return [
+        1.0 if pattern.search(low) else HEADING_SHARE if pattern.search(head) else 0.0
+        for pattern in wanted
+    ]
+
+
+def _share(credits: Sequence[float]) -> float:
+    return sum(credits) / len(credits) if credits else 0.0
 
 
 def best_sentence(question: str, hit: Hit) -> str:
