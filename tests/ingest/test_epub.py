@@ -177,6 +177,15 @@ def test_built_epub_headings_blocks_and_cjk(tmp_path: Path) -> None:
     assert not any("hidden" in t or "color" in t or "Table of Contents" in t for t in texts)
 
 
+def test_a_heading_reads_as_set_inline_markup_adding_no_space() -> None:
+    # <h2>CHAPTER XII.<br/>GEOGRAPHICAL DISTRIBUTION—<i>continued</i>.</h2>: the line break is
+    # a space, the italic word joins its dash and full stop as it does on the page.
+    doc = extract_epub(EPUBS / "pg1228-origin-of-species-epub3.epub")
+    paths = [p.heading_path for p in doc.pages]
+    assert "CHAPTER XII. GEOGRAPHICAL DISTRIBUTION—continued." in paths
+    assert not any(" ." in path or "— " in path for path in paths)
+
+
 def test_truncated_epub_is_corrupt(tmp_path: Path) -> None:
     data = (EPUBS / "alice-epub3.epub").read_bytes()
     path = tmp_path / "half.epub"

@@ -71,8 +71,9 @@ log = logging.getLogger(__name__)
 #: Bump when what the cached library holds changes (ingest, chunking), to build it anew.
 # 4: Office files (issue 34); 5: saved web pages (issue 35); 6: PDF labels beside their values;
 # 7: unmapped glyphs as bullets or U+FFFD; 8: PDF lines grouped at 0.4 overlap (quoted code);
-# 9: TeX's spacing accents composed with their letters
-INDEX_VERSION = 9
+# 9: TeX's spacing accents composed with their letters; 10: EPUB headings with their inline
+# markup joined without a space ("—continued.", not "— continued .")
+INDEX_VERSION = 10
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -67,6 +67,7 @@ _BLOCK_TAGS = {
     "pre", "section", "table", "tbody", "tfoot", "thead", "tr", "ul",
 }  # fmt: skip
 _CELL_TAGS = {"td", "th"}
+_BREAKS = {"br", *_BLOCK_TAGS, *_CELL_TAGS}  # a space inside a heading
 
 
 def _unsafe_name(name: str) -> bool:
@@ -185,6 +186,21 @@ class _SectionBuilder:
         self.current = _Section(path=[])
 
 
+def _heading_text(heading: Tag) -> str:
+    """A heading as it reads: its inline markup joins without a space ("DISTRIBUTION—<i>
+    continued</i>." is "DISTRIBUTION—continued."), a line break, a cell or a block inside it is
+    one."""
+    parts: list[str] = []
+    for node in heading.descendants:
+        if isinstance(node, Comment | Declaration | Doctype | ProcessingInstruction):
+            continue
+        if isinstance(node, NavigableString):
+            parts.append(str(node))
+        elif isinstance(node, Tag) and (node.name or "").lower() in _BREAKS:
+            parts.append(" ")
+    return _SPACE.sub(" ", "".join(parts)).strip()
+
+
 def _walk(node: Tag, out: _SectionBuilder) -> None:
     for child in node.children:
         if isinstance(child, Comment | Declaration | Doctype | ProcessingInstruction):
@@ -199,7 +215,7 @@ def _walk(node: Tag, out: _SectionBuilder) -> None:
         if name in _SKIP_TAGS or child.has_attr("hidden"):
             continue
         if name in _HEADINGS:
-            out.heading(_HEADINGS[name], _SPACE.sub(" ", child.get_text(" ")).strip())
+            out.heading(_HEADINGS[name], _heading_text(child))
         elif name == "br":
             out.text("\n")
         elif name == "pre":
