@@ -110,6 +110,25 @@ def test_yellow_paper_ruled_tables() -> None:
     assert not any(r.startswith(("Value: ...", "...")) for r in opcodes)  # ellipses: no rows
 
 
+def test_a_ruled_table_whose_descriptions_run_on_for_lines_is_read_as_rows() -> None:
+    # The opcode tables' descriptions run on under their rows for lines of formulas, so few
+    # lines have text in two columns; those lines go on the row above and are not counted
+    # against the table. Each opcode was a box of its own ("0xfd REVERT", "2", "0 Halt …").
+    text = pages("ethereum-yellowpaper-shanghai.pdf", 35, 39)
+    memory = rows_of(text[35])
+    assert "Value: 0x50 · Mnemonic: POP · δ: 1 · α: 0 · Description: Remove item from stack." in (
+        memory
+    )
+    assert any(r.startswith("Value: 0x57 · Mnemonic: JUMPI · δ: 2 · α: 0 · ") for r in memory)
+    assert any(
+        r.startswith(
+            "0xfd · REVERT · 2 · 0 · Halt execution reverting state changes but returning "
+            "data and remaining gas."
+        )
+        for r in rows_of(text[39])
+    )
+
+
 def test_naacl_two_column_page_reads_column_by_column_with_its_table() -> None:
     text = pages("naacl06-shinyama.pdf", 6)[6]
     order = [

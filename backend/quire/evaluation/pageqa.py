@@ -72,8 +72,9 @@ log = logging.getLogger(__name__)
 # 4: Office files (issue 34); 5: saved web pages (issue 35); 6: PDF labels beside their values;
 # 7: unmapped glyphs as bullets or U+FFFD; 8: PDF lines grouped at 0.4 overlap (quoted code);
 # 9: TeX's spacing accents composed with their letters; 10: EPUB headings with their inline
-# markup joined without a space ("—continued.", not "— continued .")
-INDEX_VERSION = 10
+# markup joined without a space ("—continued.", not "— continued ."); 11: ruled tables whose
+# descriptions run on for lines (the yellow paper's opcodes)
+INDEX_VERSION = 11
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -20,7 +20,8 @@ from quire.formats.pdf.rows import Grid, is_header, table_rows
 
 GAP_EM = 0.6  # characters further apart than this (in font sizes) are in different cells
 SPAN_SHARE = 0.1  # rows allowed to cross a gutter (a spanning label)
-MIN_SPREAD = 0.2  # share of a ruled table's lines with text in two columns or more
+MIN_SPREAD = 0.2  # share of a ruled table's lines with text in two columns or more (of those
+# with text outside the last column)
 
 
 def ruled(rules: list[tuple[float, float, float]], lines: list[LTTextLine]) -> list[Table]:
@@ -146,8 +147,12 @@ def _ruled_table(bbox: tuple[float, float, float, float], lines: list[LTTextLine
         ]
     if len(columns) < 2:
         return None
-    spread = sum(len({_column_of(p, columns) for p in r}) >= 2 for r in rows)
-    if spread < max(2, MIN_SPREAD * len(rows)):
+    # A row with text in the last column only goes on the row above (a wrapped description):
+    # it is not counted against the rows with cells.
+    last = len(columns) - 1
+    placed = [{_column_of(p, columns) for p in r} for r in rows]
+    spread = sum(len(c) >= 2 for c in placed)
+    if spread < max(2, MIN_SPREAD * sum(c != {last} for c in placed)):
         return None  # text with a ragged edge, not rows of cells
     out: list[str] = []
     grid: Grid = []

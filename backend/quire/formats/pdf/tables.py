@@ -17,7 +17,9 @@ over its graphics and nothing more:
   Their columns are the gutters no row's text crosses (one row in ten may: a spanning label);
   each line of text is a row, and a line that only goes on in some columns of the one above
   (a wrapped description, a formula under it) is joined to it by rows.py. At least a fifth
-  of the lines must have text in two columns, and a region set mostly in a monospaced font
+  of the lines must have text in two columns, not counting the lines with text in the last
+  column only (a description running on for lines of formulas under its row, as the yellow
+  paper's opcode tables run), and a region set mostly in a monospaced font
   is a code listing, no table. A line of one piece
   spanning several columns (a group title inside the table) stands as a line of its own.
 
