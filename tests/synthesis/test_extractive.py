@@ -665,6 +665,23 @@ def test_a_sentence_pointing_to_its_list_is_not_pointing_elsewhere_when_the_list
     assert score[listed] > 0.0 and score[alone] == 0.0
 
 
+def test_a_table_row_is_not_pointing_elsewhere_for_its_description(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The yellow paper's REVERT row ends its description with "The effect of this operation is
+    described in (152).": the row's cells are its content, and it keeps its whole score."""
+    monkeypatch.setattr(extractive, "POINTS_ELSEWHERE", 0.0)
+    row = (
+        "0xfd · REVERT · 2 · 0 · Halt execution reverting state changes but returning data "
+        "and remaining gas. The effect of this operation is described in (152)."
+    )
+    prose = "Halting and reverting the state is described in (152)."
+    question = "Which opcode halts execution reverting state changes?"
+    units = extractive.score_sentences(question, [_hit(row, 1), _hit(prose, 2, 2)])
+    score = {u.text: u.score for u in units}
+    assert score[row] > 0.0 and score[prose] == 0.0
+
+
 def test_a_page_naming_the_questions_day_counts_it_again_in_the_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -86,7 +86,8 @@ HEADING_LIKE = 0.6
 _HEADING_LIKE = re.compile(
     r"^(\d+(\.\d+)*\.?\s+)?([A-Z][\w’'-]*[\s,:]+){0,7}[A-Z][\w’'-]*(\s+\d+(\.\d+)*)?\.?$"
 )
-#: A unit that points elsewhere for its content ("the section below lists …") keeps this share.
+#: A unit that points elsewhere for its content ("the section below lists …") keeps this share;
+#: a table row does not, whatever its description cell says: its cells are its content.
 POINTS_ELSEWHERE = 0.8
 _POINTS_ELSEWHERE = re.compile(
     r"\b(below|as follows|the following|listed in|shown in|described in|given in|"
@@ -313,7 +314,11 @@ def score_sentences(
             s.score *= RESTATES
         elif _HEADING_LIKE.match(s.text):
             s.score *= HEADING_LIKE
-        if _POINTS_ELSEWHERE.search(s.text) and not _BRINGS_ITS_LIST.search(s.text):
+        if (
+            _POINTS_ELSEWHERE.search(s.text)
+            and not _BRINGS_ITS_LIST.search(s.text)
+            and not TABLE_ROW.fullmatch(s.text)
+        ):
             s.score *= POINTS_ELSEWHERE
         if in_references[k]:
             s.score *= REFERENCE_LIST
