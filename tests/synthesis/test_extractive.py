@@ -648,38 +648,34 @@ def test_a_constant_is_found_in_a_table_that_lists_it_without_its_namespace() ->
     ]
 
 
-def test_a_sentence_pointing_to_its_list_is_not_pointing_elsewhere_when_the_list_is_in_it(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("kept", "discounted", "question"),
+    [
+        # "use the following default ABIs:" points elsewhere, unless the unit holds the lines
+        # it introduces (read as one unit): then it is the answer ("on RV64G LP64D").
+        (
+            "For compatibility it is strongly recommended to use the following default ABIs "
+            "for specific architectures:\n\non RV32G\n\nILP32D\n\non RV64G\n\nLP64D",
+            "The recommended default ABIs for specific architectures are described in Table 3.",
+            "Which ABI is recommended by default for 64-bit systems?",
+        ),
+        # The yellow paper's REVERT row ends its description with "… described in (152).":
+        # a row's cells are its content, whatever its description cell says.
+        (
+            "0xfd · REVERT · 2 · 0 · Halt execution reverting state changes but returning "
+            "data and remaining gas. The effect of this operation is described in (152).",
+            "Halting and reverting the state is described in (152).",
+            "Which opcode halts execution reverting state changes?",
+        ),
+    ],
+)
+def test_a_unit_holding_what_it_points_to_is_not_pointing_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, kept: str, discounted: str, question: str
 ) -> None:
-    """ "use the following default ABIs:" points elsewhere, unless the unit holds the lines it
-    introduces (read as one unit): then it is the answer ("on RV64G LP64D")."""
     monkeypatch.setattr(extractive, "POINTS_ELSEWHERE", 0.0)
-    listed = (
-        "For compatibility it is strongly recommended to use the following default ABIs for "
-        "specific architectures:\n\non RV32G\n\nILP32D\n\non RV64G\n\nLP64D"
-    )
-    alone = "The recommended default ABIs for specific architectures are described in Table 3."
-    question = "Which ABI is recommended by default for 64-bit systems?"
-    units = extractive.score_sentences(question, [_hit(listed, 1), _hit(alone, 2, 2)])
+    units = extractive.score_sentences(question, [_hit(kept, 1), _hit(discounted, 2, 2)])
     score = {u.text: u.score for u in units}
-    assert score[listed] > 0.0 and score[alone] == 0.0
-
-
-def test_a_table_row_is_not_pointing_elsewhere_for_its_description(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The yellow paper's REVERT row ends its description with "The effect of this operation is
-    described in (152).": the row's cells are its content, and it keeps its whole score."""
-    monkeypatch.setattr(extractive, "POINTS_ELSEWHERE", 0.0)
-    row = (
-        "0xfd · REVERT · 2 · 0 · Halt execution reverting state changes but returning data "
-        "and remaining gas. The effect of this operation is described in (152)."
-    )
-    prose = "Halting and reverting the state is described in (152)."
-    question = "Which opcode halts execution reverting state changes?"
-    units = extractive.score_sentences(question, [_hit(row, 1), _hit(prose, 2, 2)])
-    score = {u.text: u.score for u in units}
-    assert score[row] > 0.0 and score[prose] == 0.0
+    assert score[kept] > 0.0 and score[discounted] == 0.0
 
 
 def test_a_page_naming_the_questions_day_counts_it_again_in_the_order(
