@@ -96,7 +96,7 @@ def test_markdown_lists_a_reference_for_every_citation(
         body, _, references = text.partition("\n## References\n")
         assert body.strip() == done["answer"].strip()
         lines = {int(n): line for n, line in REFERENCE.findall(references)}
-        cited_in_text = {int(n) for n in re.findall(r"\[(\d+)\]", body)}
+        cited_in_text = {int(n) for n in re.findall(r"(?<!\\)\[(\d+)\]", body)}
         assert cited_in_text and cited_in_text <= set(lines), (cited_in_text, lines)
         # Only the cited sources are listed, numbered as the answer numbers them.
         assert set(lines) == set(done["citations"])
@@ -110,6 +110,18 @@ def test_markdown_lists_a_reference_for_every_citation(
                 assert where in line
             if source["heading_path"]:
                 assert source["heading_path"].split(" > ")[0] in line.replace("\\", "")
+
+
+def test_a_threads_own_markers_in_a_quote_are_kept_and_cite_nothing(
+    answers: list[dict[str, Any]],
+) -> None:
+    """The Epoch AI thread's rows carry the thread's own footnote markers ("Speculative (±30x)
+    [1]"): quoted as written, escaped ("\\[1]"), they cite none of the answer's sources."""
+    done = answers[3]
+    quotes = re.findall(r"^- “(.+)” \[(\d+)\]$", done["answer"], re.M)
+    assert any(re.search(r"\\\[\d+\]", quote) for quote, _ in quotes), done["answer"]
+    assert not any(re.search(r"(?<!\\)\[\d+\]", quote) for quote, _ in quotes)
+    assert done["citations"] == list(dict.fromkeys(int(n) for _, n in quotes))
 
 
 def test_page_labels_authors_and_sections_in_references(

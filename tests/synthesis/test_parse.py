@@ -7,6 +7,7 @@ import pytest
 from quire.synthesis.parse import (
     cited_numbers,
     clean_citations,
+    escape_citations,
     loads_lenient,
     parse_facts,
     parse_selection,
@@ -79,3 +80,17 @@ def test_citations_are_parsed_and_invented_ones_removed() -> None:
     assert cleaned == "Tides rise [1]. The moon [2] pulls [3][1]. Nothing."
     assert cited == [1, 2, 3]
     assert clean_citations("no citations", 3) == ("no citations", [])
+
+
+def test_a_quotes_own_bracketed_numbers_are_no_citations() -> None:
+    # The yellow paper's REVERT row quoted: "µs[0]" is no citation of a source 0 to remove,
+    # nor "µs[1]" one of source 1, nor a Perplexity thread's own "[2]" one of source 2.
+    row = "HRETURN(µ) ≡ µm[µs[0] . . . (µs[0] + µs[1] − 1)], as the thread said [2]."
+    quoted = escape_citations(row)
+    assert (
+        quoted
+        == "HRETURN(µ) ≡ µm[µs\\[0] . . . (µs\\[0] + µs\\[1] − 1)], as the thread said \\[2]."
+    )
+    answer = f"- “{quoted}” [3]\n"
+    assert cited_numbers(answer) == [3]
+    assert clean_citations(answer, valid=3) == (answer, [3])

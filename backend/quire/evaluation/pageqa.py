@@ -33,7 +33,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 import shutil
 import time
 from collections import defaultdict
@@ -65,6 +64,7 @@ from quire.storage.documents import list_documents
 from quire.storage.migrate import open_database, scratch_library
 from quire.synthesis.answer import ChatRequest
 from quire.synthesis.events import DoneEvent, Source, SourcesEvent
+from quire.synthesis.parse import cited_numbers
 
 log = logging.getLogger(__name__)
 
@@ -234,17 +234,12 @@ def score_answer(
     outcome.answer = done.answer
     outcome.contains, outcome.contains_nocase = contains_answer(q, done.answer)
     by_n = {s.n: s for s in sources}
-    cited = [by_n[n] for n in _citation_order(done.answer) if n in by_n]
+    cited = [by_n[n] for n in cited_numbers(done.answer) if n in by_n]
     right = [is_gold(q, s.document_id, s.page, s.heading_path, docs) for s in cited]
     outcome.cited, outcome.cited_right = len(cited), sum(right)
     outcome.cited_places = [(docs.get(s.document_id, ""), s.page, s.heading_path) for s in cited]
     outcome.first_cited_right = bool(right) and right[0]
     outcome.evidence = any(contains_answer(q, s.quote + " " + s.passage)[0] for s in cited)
-
-
-def _citation_order(answer: str) -> list[int]:
-    """The source numbers in the order the answer first cites them."""
-    return list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", answer)))
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -68,9 +68,9 @@ UNSUPPORTED = "[unsupported]"
 _NOUN_CAPITALS = frozenset({"de", "lb"})
 
 # One citation group: consecutive marks, "[1]", "[1][2]", "[1, 2]" (with spaces before).
-_GROUP = re.compile(r"[ \t]*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+")
+_GROUP = re.compile(r"[ \t]*(?:(?<!\\)\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+")
 _CITED_END = re.compile(r"\]\s*[.!?][\"'”’)]*\s+")
-_MARK = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+_MARK = re.compile(r"(?<!\\)\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")  # not an escaped "\\[0]"
 _WORD = re.compile(r"[^\W_]+")
 _NAME = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*")
 # What opens a sentence or a quotation: the word after it is capitalised for that reason.

@@ -393,7 +393,7 @@ class ChatEngine:
             e = by_chunk.get(hit.chunk_id)
             if e is None:
                 e = by_chunk[hit.chunk_id] = Evidence(hit, s.text, n=len(by_chunk) + 1)
-            lines.append(f"- “{' '.join(s.text.split())}” [{e.n}]\n")
+            lines.append(f"- “{parse.escape_citations(' '.join(s.text.split()))}” [{e.n}]\n")
         if lines:
             header = prompts.EXTRACTIVE_HEADER.format(why=_sentence(run.why_extractive))
             pieces = [header, *lines]

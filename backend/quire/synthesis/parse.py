@@ -167,7 +167,14 @@ def parse_verdict(raw: str) -> Verdict | None:
         return None
 
 
-_CITE = re.compile(r"\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]")
+# A citation: "[1]", "[1, 2]"; not an escaped "\[0]", which a quote's own brackets become.
+_CITE = re.compile(r"(?<!\\)\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]")
+
+
+def escape_citations(quoted: str) -> str:
+    """Quoted text with its own bracketed numbers (a formula's "µs[0]", a thread's "[2]")
+    escaped as Markdown does ("µs\\[0]"), so that no reader takes them for citations."""
+    return _CITE.sub(lambda m: "\\" + m.group(0), quoted)
 
 
 def cited_numbers(answer: str) -> list[int]:

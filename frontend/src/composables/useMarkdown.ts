@@ -14,7 +14,9 @@ const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]|\[unsupported\]/g
 const UNSUPPORTED = '[unsupported]'
 
 function citationPlugin(md: MarkdownIt): void {
-  md.core.ruler.push('citations', (state) => {
+  // Before text_join: a quote's own bracket escaped by the server ("µs\\[0]", a thread's
+  // "\\[2]") is still its own token there, so it is never taken for a citation.
+  md.core.ruler.before('text_join', 'citations', (state) => {
     const sources = (state.env as { sources?: Source[] }).sources ?? []
     const byN = new Map(sources.map((s) => [s.n, s]))
     for (const block of state.tokens) {

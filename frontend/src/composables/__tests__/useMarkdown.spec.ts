@@ -50,6 +50,14 @@ describe('citations', () => {
     expect(el.textContent!.trim()).toBe('Signed in 1999 [unsupported]. Tides [1].')
   })
 
+  it("leaves a quote's own escaped brackets as text", () => {
+    const el = dom(
+      renderAnswer('- “Halt, returning µm[µs\\[0] … µs\\[1]]; see \\[2].” [1]', sources),
+    )
+    expect([...el.querySelectorAll('a.cite')].map((a) => a.getAttribute('data-n'))).toEqual(['1'])
+    expect(el.textContent!.trim()).toBe('“Halt, returning µm[µs[0] … µs[1]]; see [2].” [1]')
+  })
+
   it('does not touch real links or code', () => {
     const el = dom(renderAnswer('See [1](https://example.org) and `arr[1]`.', sources))
     expect(el.querySelectorAll('a.cite')).toHaveLength(0)
