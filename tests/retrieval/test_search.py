@@ -15,11 +15,12 @@ from quire.retrieval import dense, fusion, lexical
 from quire.retrieval.dense import mirror as dense_mirror
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
-from quire.retrieval.hits import Hit
+from quire.retrieval.hits import Hit, from_view
 from quire.retrieval.options import SearchOptions
 from quire.retrieval.planner import heuristic_plan
 from quire.retrieval.rerank import CrossEncoderReranker
 from quire.retrieval.search import Searcher
+from quire.storage import chunks
 from quire.storage.backends import sqlite as sqlite_backend
 from quire.storage.db import Database
 from quire.synthesis import order as ordering
@@ -360,6 +361,37 @@ def test_a_question_about_the_end_reads_the_last_pages_after_the_first_ten(
     assert (ordered[0].document_id, ordered[0].page) == (alice, 11)
 
 
+def test_a_hit_ending_its_page_is_read_with_the_next_pages_opening(
+    library: tuple[Settings, Database], embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The DMCA summary's "General approach" goes on over page 3's foot: the order reads page
+    4's opening passage after page 3's last one, and it answers the question. The
+    introduction's last passage brings nothing (page 2 opens Title I)."""
+    settings, db = library
+    dmca = doc_id(db, "dmca-summary.pdf")
+    with db.read() as conn:
+        last = [
+            conn.execute(
+                text(
+                    "SELECT id FROM page_chunks WHERE document_id = :d AND page = :p "
+                    "ORDER BY ordinal DESC LIMIT 1"
+                ),
+                {"d": dmca, "p": page},
+            ).scalar_one()
+            for page in (3, 1)
+        ]
+        views = chunks.ready_views(conn, last)
+    head = [from_view(views[cid]) for cid in last]
+    question = "Is making or selling devices that circumvent technological measures prohibited?"
+
+    def pages() -> list[int]:
+        return [h.page for h in SentenceOrder(db, embedder)(question, list(head))]
+
+    assert pages() == [4, 3, 1]
+    monkeypatch.setattr(ordering, "CONTINUED", 0)
+    assert pages() == [3, 1]
+
+
 def test_bm25_only_while_the_vector_store_rebuilds(
     searcher: Searcher, library: tuple[Settings, Database]
 ) -> None:
@@ -596,6 +628,7 @@ def test_a_question_naming_an_identifier_reads_the_exact_legs_first_hits(
         return real(question, head, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ordering, "by_best_sentence", spy)
+    monkeypatch.setattr(ordering, "CONTINUED", 0)  # passages over a page's foot: another test
     ordered = order(question, hits)
     first_ten = [h.chunk_id for h in hits[: ordering.ORDER_TOP]]
     assert read == [[*first_ten, hits[14].chunk_id]]

@@ -11,6 +11,7 @@ from quire.retrieval import fusion
 from quire.retrieval.options import Leg, Strategy
 from quire.retrieval.planner import Plan
 from quire.retrieval.rerank import RerankReport
+from quire.storage.chunks import ChunkView
 from quire.storage.records import Kind
 from quire.storage.web_sources import WebSource
 
@@ -60,6 +61,25 @@ class Hit:
     page_label: str | None = None
     #: The web pages the passage's footnote markers cite (Perplexity; else empty).
     web_sources: list[WebSource] = field(default_factory=list)
+
+
+def from_view(view: ChunkView, **found: Any) -> Hit:
+    """The hit of a chunk, with what the search found of it (``highlights``, ``ranks``,
+    ``scores``, ``fused``, …; none for a passage read without being found)."""
+    return Hit(
+        chunk_id=view.chunk_id,
+        document_id=view.document_id,
+        title=view.title,
+        kind=view.kind,
+        filename=view.filename,
+        page=view.page,
+        heading_path=view.heading_path,
+        text=view.text,
+        metadata=view.metadata,
+        page_label=view.page_label,
+        web_sources=view.web_sources,
+        **{"highlights": [], "ranks": {}, "scores": {}, "fused": 0.0, **found},
+    )
 
 
 @dataclass

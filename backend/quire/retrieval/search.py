@@ -31,7 +31,16 @@ from quire.retrieval import context as context_mod
 from quire.retrieval import fusion, lexical, windows
 from quire.retrieval.filters import Filter
 from quire.retrieval.highlight import highlight, highlight_patterns
-from quire.retrieval.hits import Hit, LegRun, Rankings, SearchResult, merged, per_leg, sources
+from quire.retrieval.hits import (
+    Hit,
+    LegRun,
+    Rankings,
+    SearchResult,
+    from_view,
+    merged,
+    per_leg,
+    sources,
+)
 from quire.retrieval.legs import open_legs
 from quire.retrieval.options import SearchOptions, Strategy
 from quire.retrieval.planner import Plan, heuristic_plan
@@ -385,15 +394,8 @@ class Searcher:
         focus = self._focus(req, order[:FOCUS_HITS])
         patterns = highlight_patterns([req.query, *req.plan.queries], req.plan.hard_keywords)
         hits = [
-            Hit(
-                chunk_id=cid,
-                document_id=v.document_id,
-                title=v.title,
-                kind=v.kind,
-                filename=v.filename,
-                page=v.page,
-                heading_path=v.heading_path,
-                text=v.text,
+            from_view(
+                v,
                 highlights=highlight(v.text, patterns),
                 ranks=ranks.get(cid, {}),
                 scores={k: round(s, 5) for k, s in scores.get(cid, {}).items()},
@@ -401,9 +403,6 @@ class Searcher:
                 rerank=round(rerank_scores[cid], 4) if cid in rerank_scores else None,
                 rerank_span=rerank_spans.get(cid),
                 focus=focus.get(cid),
-                metadata=v.metadata,
-                page_label=v.page_label,
-                web_sources=v.web_sources,
             )
             for cid in order
             if (v := views.get(cid)) is not None

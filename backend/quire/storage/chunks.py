@@ -337,6 +337,19 @@ def _whole_pages(
     return out
 
 
+def openings(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """The first chunk of each (document id, page) that has chunks."""
+    ordered = sorted(set(keys))
+    if not ordered:
+        return {}
+    wanted, pairs = dialect(conn).in_pairs(("document_id", "page"), ordered)
+    rows = conn.execute(
+        text(f"SELECT document_id, page, id FROM page_chunks WHERE {wanted} AND ordinal = 0"),
+        pairs,
+    ).all()
+    return {(int(r[0]), int(r[1])): int(r[2]) for r in rows}
+
+
 def ready_views(conn: Connection, ids: Sequence[int]) -> dict[int, ChunkView]:
     """The chunks among ``ids`` whose document is ready (others were deleted or re-ingested
     since a search's legs ran), with their documents' titles, kinds and hit metadata."""

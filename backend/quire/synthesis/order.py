@@ -10,7 +10,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 
 from quire.embed.base import Embedder
-from quire.retrieval.hits import Hit
+from quire.retrieval.hits import Hit, from_view
 from quire.retrieval.planner import identifiers
 from quire.storage import chunks, documents
 from quire.storage.db import Database
@@ -44,6 +44,11 @@ NAMED = 0.2
 #: A question naming an identifier (``R_RISCV_CALL_PLT``) also reads the hits the exact leg put
 #: this high, wherever fusion put them: a specification's table row names it by itself.
 EXACT_READ = 5
+#: Each of the first this many hits that ends its page is followed by the next page's opening
+#: passage when its section goes on there: the answer is often over the page (Think
+#: Complexity's "With n=100 the average of ps is about 0.59", on the page after the random walk
+#: it reports on), and search finds that passage by the words of the page before.
+CONTINUED = 3
 
 
 def page_texts(db: Database, hits: Sequence[Hit]) -> dict[tuple[int, int], str]:
@@ -86,16 +91,48 @@ class SentenceOrder:
             for h in hits[ORDER_TOP:]
             if h.ranks.get("exact", EXACT_READ + 1) <= EXACT_READ and h.chunk_id not in taken
         ]
+        pages = page_texts(self.db, head)
+        head = self._continued(head, hits, pages)
+        pages.update(page_texts(self.db, [h for h in head if (h.document_id, h.page) not in pages]))
         ordered = by_best_sentence(
             question,
             head,
             self.embedder,
-            page_texts(self.db, head),
+            pages,
             top=len(head),
             near_end=near_end,
         )
         read = {h.chunk_id for h in head}
         return ordered + [h for h in hits[ORDER_TOP:] if h.chunk_id not in read]
+
+    def _continued(
+        self, head: list[Hit], hits: Sequence[Hit], pages: Mapping[tuple[int, int], str]
+    ) -> list[Hit]:
+        """``head`` with the passage that opens the next page after each of its first
+        ``CONTINUED`` hits that ends its page, when it goes on in the same section (the hit
+        search made of it, if it made one)."""
+        ends = [
+            h
+            for h in head[:CONTINUED]
+            if (page := pages.get((h.document_id, h.page)))
+            and page.rstrip().endswith(h.text.rstrip())
+        ]
+        if not ends:
+            return head
+        taken = {h.chunk_id for h in head}
+        with self.db.read() as conn:
+            first = chunks.openings(conn, [(h.document_id, h.page + 1) for h in ends])
+            views = chunks.ready_views(conn, [c for c in first.values() if c not in taken])
+        found = {h.chunk_id: h for h in hits}
+        after = {}
+        for h in ends:
+            view = views.get(first.get((h.document_id, h.page + 1), 0))
+            if view is not None and view.heading_path == h.heading_path:
+                after[h.chunk_id] = found.get(view.chunk_id) or from_view(view)
+        out: list[Hit] = []
+        for h in head:
+            out += [h, after[h.chunk_id]] if h.chunk_id in after else [h]
+        return out
 
 
 def asks_for_the_end(question: str) -> bool:
