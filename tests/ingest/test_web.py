@@ -267,6 +267,19 @@ def test_a_page_declaring_the_wrong_charset_is_read_in_its_own(declared: str) ->
     assert "La Commission de contrôle" in text and "Ã" not in text
 
 
+def test_a_heading_reads_as_set_a_line_break_a_space_and_inline_markup_none() -> None:
+    page = (
+        "<!DOCTYPE html><html><head><title>Origin</title></head><body><article>"
+        "<h2>CHAPTER XII.<br>GEOGRAPHICAL DISTRIBUTION—<i>continued</i>.</h2><p>"
+        + "Distribution of fresh-water productions on oceanic islands. " * 5
+        + "</p></article></body></html>"
+    )
+    ex = read_html(page.encode())
+    assert [p.heading_path for p in ex.pages] == [
+        "CHAPTER XII. GEOGRAPHICAL DISTRIBUTION—continued."
+    ]
+
+
 def test_a_latin1_page_declaring_utf8_is_read_as_latin1() -> None:
     page = (
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Café</title></head><body>'

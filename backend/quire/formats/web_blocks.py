@@ -162,14 +162,17 @@ def _links_only(p: lxml.html.HtmlElement) -> bool:
 
 
 def _heading_text(el: lxml.html.HtmlElement) -> str:
-    """A heading's text without its edit links and hidden parts."""
+    """A heading's text without its edit links and hidden parts; its inline markup joins
+    without a space, a line break is one (as formats/epub.py reads a heading)."""
     parts: list[str] = []
 
     def add(node: lxml.html.HtmlElement) -> None:
         if node.text:
             parts.append(node.text)
         for child in node:
-            if isinstance(child.tag, str) and child.tag not in _SKIP and not _hidden(child):
+            if child.tag == "br":
+                parts.append(" ")
+            elif isinstance(child.tag, str) and child.tag not in _SKIP and not _hidden(child):
                 add(child)
             if child.tail:
                 parts.append(child.tail)
