@@ -43,6 +43,7 @@ from quire.retrieval.hits import Hit
 from quire.retrieval.sentences import split_sentences
 from quire.synthesis.answer import Run, where
 from quire.synthesis.events import CitationCheck, DroppedCitation
+from quire.synthesis.parse import CITATION, cited_numbers
 from quire.text.language import detect
 from quire.text.numbers import COUNT_WORDS, figures, spelled
 from quire.text.segment import segment
@@ -68,9 +69,8 @@ UNSUPPORTED = "[unsupported]"
 _NOUN_CAPITALS = frozenset({"de", "lb"})
 
 # One citation group: consecutive marks, "[1]", "[1][2]", "[1, 2]" (with spaces before).
-_GROUP = re.compile(r"[ \t]*(?:(?<!\\)\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+")
+_GROUP = re.compile(r"[ \t]*(?:" + CITATION.pattern + ")+")
 _CITED_END = re.compile(r"\]\s*[.!?][\"'”’)]*\s+")
-_MARK = re.compile(r"(?<!\\)\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")  # not an escaped "\\[0]"
 _WORD = re.compile(r"[^\W_]+")
 _NAME = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*")
 # What opens a sentence or a quotation: the word after it is capitalised for that reason.
@@ -137,7 +137,7 @@ def check_run(run: Run, hits: Sequence[Hit], embedder: Embedder | None) -> Citat
 def verbatim(answer: str) -> CitationCheck:
     """The counts of an extractive answer: each citation follows the sentence it quotes from
     its source word for word, so all of them are kept."""
-    count = sum(len(_numbers_of(m)) for m in _GROUP.finditer(answer))
+    count = sum(len(cited_numbers(m.group(0))) for m in _GROUP.finditer(answer))
     return CitationCheck(checked=count, kept=count, dropped=0, method="verbatim")
 
 
@@ -214,7 +214,7 @@ def _groups(answer: str) -> list[_Group]:
     units = _sentences(answer)
     groups: list[_Group] = []
     for m in _GROUP.finditer(answer):
-        numbers = _numbers_of(m)
+        numbers = cited_numbers(m.group(0))
         at = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
         u = next((i for i, (s, e) in enumerate(units) if s <= at < e), len(units) - 1)
         if u > 0 and not _WORD.search(answer[units[u][0] : at]):
@@ -229,15 +229,9 @@ def _groups(answer: str) -> list[_Group]:
     return groups
 
 
-def _numbers_of(m: re.Match[str]) -> list[int]:
-    return list(
-        dict.fromkeys(int(p) for g in _MARK.findall(m.group(0)) for p in re.split(r"[,;]", g))
-    )
-
-
 def _plain(text: str) -> str:
     """A claim without its citation marks, list marker and markdown emphasis."""
-    text = _MARK.sub(" ", text)
+    text = CITATION.sub(" ", text)
     text = _LIST_MARKER.sub("", text)
     text = re.sub(r"[*_`]+", "", text)
     return " ".join(text.split()).strip(" ,;")

@@ -167,20 +167,20 @@ def parse_verdict(raw: str) -> Verdict | None:
         return None
 
 
-# A citation: "[1]", "[1, 2]"; not an escaped "\[0]", which a quote's own brackets become.
-_CITE = re.compile(r"(?<!\\)\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]")
+#: A citation: "[1]", "[1, 2]"; not an escaped "\[0]", which a quote's own brackets become.
+CITATION = re.compile(r"(?<!\\)\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]")
 
 
 def escape_citations(quoted: str) -> str:
     """Quoted text with its own bracketed numbers (a formula's "µs[0]", a thread's "[2]")
     escaped as Markdown does ("µs\\[0]"), so that no reader takes them for citations."""
-    return _CITE.sub(lambda m: "\\" + m.group(0), quoted)
+    return CITATION.sub(lambda m: "\\" + m.group(0), quoted)
 
 
 def cited_numbers(answer: str) -> list[int]:
     """Every number cited as ``[n]``, ``[n, m]`` or ``[n][m]``, in first-seen order."""
     seen: dict[int, None] = {}
-    for m in _CITE.finditer(answer):
+    for m in CITATION.finditer(answer):
         for part in re.split(r"[,;]", m.group(1)):
             seen.setdefault(int(part), None)
     return list(seen)
@@ -195,5 +195,5 @@ def clean_citations(answer: str, valid: int) -> tuple[str, list[int]]:
         # A citation removed whole takes its leading space with it.
         return m.group(1) + "".join(f"[{n}]" for n in kept) if kept else ""
 
-    cleaned = re.sub(r"([ \t]*)" + _CITE.pattern, fix, answer)
+    cleaned = re.sub(r"([ \t]*)" + CITATION.pattern, fix, answer)
     return cleaned, cited_numbers(cleaned)
