@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire
+from tests.ingest.test_epub import chapter, make_epub
 from tests.pg import PgServer
 
 pytestmark = pytest.mark.slow  # the quire command as a process
@@ -25,7 +26,12 @@ def test_ingest_wait_docs_rm(tmp_path: Path) -> None:
     )
     (folder / "clip.gif").write_bytes(b"GIF89a" + b"\x00" * 32)
     (folder / ".hidden.txt").write_text("never read")
-    r = quire(data, "ingest", str(folder), str(DOCS / "epub" / "alice-epub3.epub"), "--wait")
+    # A book named beside the folder (a small one: any EPUB goes the same way).
+    book = make_epub(
+        tmp_path / "heron.epub",
+        {"c1.xhtml": chapter("<h1>One</h1><p>The heron waited by the weir until dusk.</p>")},
+    )
+    r = quire(data, "ingest", str(folder), str(book), "--wait")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "skipped" in r.stderr and "clip.gif" in r.stderr  # found in a folder: a warning
     docs = json.loads(quire(data, "docs", "--json").stdout)
@@ -189,7 +195,13 @@ def test_ingest_wait_fills_a_postgresql_library(tmp_path: Path, pg_server: PgSer
 
 def test_doctor_names_the_languages_the_embedder_misses(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    books = [DOCS / "epub" / n for n in ("pg39287-agony-column-ja-epub3.epub", "alice-epub3.epub")]
+    # A Japanese novel, and a short English note (a whole English book adds only time).
+    note = tmp_path / "note.md"
+    note.write_text(
+        "# Field note\n\nThe heron waited by the weir until dusk, and then it flew over the "
+        "river towards the old mill, where the children were still playing in the long grass.\n"
+    )
+    books = [DOCS / "epub" / "pg39287-agony-column-ja-epub3.epub", note]
     assert quire(data, "ingest", *map(str, books), "--wait").returncode == 0
     docs = {d["language"]: d["id"] for d in json.loads(quire(data, "docs", "--json").stdout)}
     assert set(docs) == {"ja", "en"}

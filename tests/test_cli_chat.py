@@ -40,6 +40,23 @@ def test_ask_streams_an_extractive_answer_then_the_sources(library: Path) -> Non
     assert "answering with extractive" in r.stderr
 
 
+def test_a_quotes_own_bracketed_number_prints_as_written(tmp_path: Path) -> None:
+    """The answer escapes a quote's "x[0]" for Markdown ("x\\[0]": no citation of a source 0);
+    a terminal shows the quote as the page has it, and the real citation as a citation."""
+    notes = tmp_path / "registers.md"
+    notes.write_text(
+        "# Toy machine\n\nIn the toy machine, register x[0] always reads as zero, whatever "
+        "is written to it.\n\nThe other registers hold what was last written.\n"
+    )
+    data = tmp_path / "data"
+    assert quire(data, "ingest", str(notes), "--wait").returncode == 0
+    r = quire(data, "ask", "Which register always reads as zero?", QUIRE_LLM_BACKENDS="none")
+    assert r.returncode == 0, r.stderr
+    answer = r.stdout.partition("\nSources\n")[0]
+    assert "register x[0] always reads as zero" in answer and "\\[" not in answer
+    assert re.search(r"” \[1\]$", answer, re.M), answer
+
+
 def test_ask_json_and_errors(library: Path) -> None:
     r = quire(library, "ask", "rabbit", "--json", "--no-llm")
     assert r.returncode == 0, r.stderr

@@ -151,7 +151,7 @@ def test_restore_refusals(tmp_path: Path) -> None:
 
 def test_compact_gives_freed_space_back_and_refuses_a_library_in_use(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    big = write_long_text(tmp_path / "big.txt", paragraphs=600)
+    big = write_long_text(tmp_path / "big.txt", paragraphs=200)
     (tmp_path / "keep.md").write_text("# Keep\n\nThe heron waited by the weir.\n")
     r = quire(data, "ingest", str(big), str(tmp_path / "keep.md"), "--wait")
     assert r.returncode == 0, r.stderr
@@ -172,10 +172,12 @@ def test_compact_gives_freed_space_back_and_refuses_a_library_in_use(tmp_path: P
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
     free_bytes = free * conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
-    assert free_bytes > 0.3 * before  # the deleted book's pages are free, not given back
+    # The deleted book's pages are free, not given back: a fifth of the file (600 paragraphs
+    # made it half, and took two minutes more to embed).
+    assert free_bytes > 0.15 * before
     r = quire(data, "compact")
     assert r.returncode == 0 and "compacted" in r.stdout, r.stderr
-    # The free pages are given back (1.2 -> 0.66 MB when written), whatever else VACUUM
+    # The free pages are given back (0.59 -> 0.47 MB when written), whatever else VACUUM
     # repacks.
     assert (data / "quire.db").stat().st_size <= before - 0.9 * free_bytes
     assert check(data / "quire.db", data / "quire_vecs.db").ok

@@ -12,6 +12,7 @@ from quire.synthesis.parse import (
     parse_facts,
     parse_selection,
     parse_verdict,
+    unescape_citations,
 )
 
 
@@ -94,3 +95,7 @@ def test_a_quotes_own_bracketed_numbers_are_no_citations() -> None:
     answer = f"- “{quoted}” [3]\n"
     assert cited_numbers(answer) == [3]
     assert clean_citations(answer, valid=3) == (answer, [3])
+    # Read in a terminal, the quote is as written; a real citation keeps its brackets, and a
+    # backslash that escapes no citation mark stays.
+    assert unescape_citations(answer) == f"- “{row}” [3]\n"
+    assert unescape_citations("a \\n b\\[x]") == "a \\n b\\[x]"

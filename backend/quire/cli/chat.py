@@ -44,6 +44,7 @@ from quire.synthesis.events import (
     VerifyEvent,
 )
 from quire.synthesis.export import FORMATS, ExportFormat, load_answer, render
+from quire.synthesis.parse import unescape_citations
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -109,6 +110,7 @@ async def run_one(
     prepared = await asyncio.to_thread(engine.prepare, request)
     turn = Turn()
     streamed = False
+    held = ""  # a token's last backslash, until the next shows whether it escapes a "[0]"
     async for event in engine.stream(prepared):
         if as_json:
             turn.events.append({"event": event.event, "data": event.model_dump(mode="json")})
@@ -127,7 +129,10 @@ async def run_one(
             case SourcesEvent():
                 turn.sources = event.sources
             case TokenEvent() if not as_json and stream:
-                sys.stdout.write(event.text)
+                text = held + event.text
+                held = "\\" if text.endswith("\\") else ""
+                # A quote's own "µs\\[0]" is Markdown's escape: a terminal shows it as written.
+                sys.stdout.write(unescape_citations(text[: len(text) - len(held)]))
                 sys.stdout.flush()
                 streamed = True
             case VerifyEvent() if not as_json and event.status != "ok":
@@ -139,7 +144,7 @@ async def run_one(
     if as_json:
         return turn
     if streamed:
-        sys.stdout.write("\n")
+        sys.stdout.write(held + "\n")
     if turn.error is not None:
         error(turn.error.error.message)
         return turn

@@ -168,13 +168,21 @@ def parse_verdict(raw: str) -> Verdict | None:
 
 
 #: A citation: "[1]", "[1, 2]"; not an escaped "\[0]", which a quote's own brackets become.
-CITATION = re.compile(r"(?<!\\)\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]")
+_MARK = r"\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]"
+CITATION = re.compile(r"(?<!\\)" + _MARK)
+_ESCAPED = re.compile(r"\\(?=" + _MARK + ")")
 
 
 def escape_citations(quoted: str) -> str:
     """Quoted text with its own bracketed numbers (a formula's "µs[0]", a thread's "[2]")
     escaped as Markdown does ("µs\\[0]"), so that no reader takes them for citations."""
     return CITATION.sub(lambda m: "\\" + m.group(0), quoted)
+
+
+def unescape_citations(text: str) -> str:
+    """Answer text for a reader of plain text (a terminal): a quote's "µs\\[0]" as written,
+    "µs[0]"."""
+    return _ESCAPED.sub("", text)
 
 
 def cited_numbers(answer: str) -> list[int]:
