@@ -6,10 +6,12 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 from fpdf.enums import EncryptionMethod
+from pdfminer.layout import LTTextBoxHorizontal
 
 from quire.config import Settings
 from quire.errors import CorruptFile, EncryptedFile, ResourceLimit
 from quire.formats.extract import extract_file
+from quire.formats.pdf.layout import LAPARAMS
 from quire.formats.pdf.text import count_words, ocr_reason, read_text_layer
 from quire.formats.types import Extracted
 
@@ -210,3 +212,34 @@ def test_ocr_reason_rules() -> None:
 
 def test_count_words_ignores_placeholders_and_punctuation() -> None:
     assert count_words("one two, three — (cid:12) ! 4") == 4
+
+
+def _reading_order(boxes: dict[str, LTTextBoxHorizontal]) -> list[str]:
+    """The order pdfminer's layout analysis reads ``boxes`` in (grouped closest first, then
+    each group sorted), given in their order on the page."""
+    from pdfminer.layout import IndexAssigner, LTPage
+
+    names = {id(box): name for name, box in boxes.items()}
+    page = LTPage(1, (0, 0, 200, 200))
+    assigner = IndexAssigner()
+    for group in page.group_textboxes(LAPARAMS, list(boxes.values())):
+        group.analyze(LAPARAMS)
+        assigner.run(group)
+    return [names[id(box)] for box in sorted(boxes.values(), key=lambda box: box.index)]
+
+
+def test_text_boxes_tied_in_distance_are_read_in_the_same_order_in_every_run() -> None:
+    """Four labels at the corners of a square (a chart's ticks) are as near the label beside
+    them as the one below: pdfminer broke that tie by the boxes' memory addresses, so a page
+    (Think Complexity's charts on pp. 164 and 200) came out in another order in another run.
+    Boxes whose addresses run in the page's order, and boxes whose addresses put the
+    lower-left before the upper-right, must read the same."""
+    corners = {"TL": (0, 100), "TR": (50, 100), "BL": (0, 50), "BR": (50, 50)}
+    orders = []
+    for roles in (("TL", "TR", "BL", "BR"), ("TL", "BL", "TR", "BR")):
+        made = sorted((LTTextBoxHorizontal() for _ in corners), key=id)
+        boxes = dict(zip(roles, made, strict=True))
+        for name, (x, y) in corners.items():
+            boxes[name].set_bbox((x, y, x + 10, y + 10))
+        orders.append(_reading_order({name: boxes[name] for name in corners}))
+    assert orders[0] == orders[1] == ["TL", "TR", "BL", "BR"]

@@ -73,8 +73,9 @@ log = logging.getLogger(__name__)
 # 7: unmapped glyphs as bullets or U+FFFD; 8: PDF lines grouped at 0.4 overlap (quoted code);
 # 9: TeX's spacing accents composed with their letters; 10: EPUB headings with their inline
 # markup joined without a space ("—continued.", not "— continued ."); 11: ruled tables whose
-# descriptions run on for lines (the yellow paper's opcodes)
-INDEX_VERSION = 11
+# descriptions run on for lines (the yellow paper's opcodes); 12: PDF text boxes grouped the same
+# way in every run (ties by first seen, not by memory address)
+INDEX_VERSION = 12
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

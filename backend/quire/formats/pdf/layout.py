@@ -12,10 +12,12 @@ box continues into the next without a line break (the sentence goes on there).
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 from collections.abc import Iterator
 from typing import Any
 
+import pdfminer.layout
 from pdfminer.converter import PDFPageAggregator
 from pdfminer.layout import (
     LAParams,
@@ -68,6 +70,29 @@ LAPARAMS = LAParams(
 VERTICAL_LAPARAMS = copy.copy(LAPARAMS)
 VERTICAL_LAPARAMS.detect_vertical = True
 VERTICAL_LAPARAMS.line_margin = 1.5
+
+
+class _FirstSeen:
+    """pdfminer groups a page's text boxes closest first and breaks a tie in distance by the
+    boxes' ``id()``: their memory addresses, which depend on all that the process did before.
+    The same page then came out in another order in another run (Think Complexity's chart
+    labels on pp. 164 and 200, read after the first 163 pages). Bound as ``id`` in
+    pdfminer.layout's namespace (``group_textboxes`` is its only caller), a box's number is the
+    order in which grouping first met it, the same in every run: the boxes are met in their
+    order on the page, and the groups as they are made."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count()
+
+    def __call__(self, obj: object) -> int:
+        number: int | None = getattr(obj, "_quire_first_seen", None)
+        if number is None:
+            number = next(self._next)
+            obj._quire_first_seen = number  # type: ignore[attr-defined]
+        return number
+
+
+pdfminer.layout.id = _FirstSeen()  # type: ignore[attr-defined]
 MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
 UPRIGHT_SHARE = 0.3  # ...and the share of the page's characters that must be upright
 
