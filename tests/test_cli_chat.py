@@ -40,9 +40,10 @@ def test_ask_streams_an_extractive_answer_then_the_sources(library: Path) -> Non
     assert "answering with extractive" in r.stderr
 
 
-def test_a_quotes_own_bracketed_number_prints_as_written(tmp_path: Path) -> None:
-    """The answer escapes a quote's "x[0]" for Markdown ("x\\[0]": no citation of a source 0);
-    a terminal shows the quote as the page has it, and the real citation as a citation."""
+def test_an_answer_in_a_terminal_shows_quotes_as_written_and_links_by_name(tmp_path: Path) -> None:
+    """The answer is Markdown: a quote's "x[0]" is escaped ("x\\[0]": no citation of a source
+    0) and the web app's settings are a link. A terminal shows the quote as the page has it,
+    the real citation as a citation, and the link by name."""
     notes = tmp_path / "registers.md"
     notes.write_text(
         "# Toy machine\n\nIn the toy machine, register x[0] always reads as zero, whatever "
@@ -55,6 +56,8 @@ def test_a_quotes_own_bracketed_number_prints_as_written(tmp_path: Path) -> None
     answer = r.stdout.partition("\nSources\n")[0]
     assert "register x[0] always reads as zero" in answer and "\\[" not in answer
     assert re.search(r"” \[1\]$", answer, re.M), answer
+    # The web app's link to its settings is named, not printed as Markdown.
+    assert "Settings (in the web app)" in answer and "](/settings" not in answer
 
 
 def test_ask_json_and_errors(library: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,6 +98,16 @@ def source_line(s: Source) -> str:
     return f"[{s.n}] {s.title} ({s.kind}, {s.place}){head}{cited}"
 
 
+#: A link into the web app ("[Settings](/settings#s-answer)"): a terminal shows where it goes.
+_APP_LINK = re.compile(r"\[([^\]\n]+)\]\((/[^)\s]*)\)")
+
+
+def for_terminal(answer: str) -> str:
+    """Answer text as a terminal shows it: a quote's own "µs\\[0]" (Markdown's escape) as
+    written, and a link into the web app as its name, said to be there."""
+    return _APP_LINK.sub(r"\1 (in the web app)", unescape_citations(answer))
+
+
 async def run_one(
     engine: ChatEngine,
     request: ChatRequest,
@@ -131,8 +142,7 @@ async def run_one(
             case TokenEvent() if not as_json and stream:
                 text = held + event.text
                 held = "\\" if text.endswith("\\") else ""
-                # A quote's own "µs\\[0]" is Markdown's escape: a terminal shows it as written.
-                sys.stdout.write(unescape_citations(text[: len(text) - len(held)]))
+                sys.stdout.write(for_terminal(text[: len(text) - len(held)]))
                 sys.stdout.flush()
                 streamed = True
             case VerifyEvent() if not as_json and event.status != "ok":
