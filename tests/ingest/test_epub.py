@@ -186,6 +186,24 @@ def test_a_heading_reads_as_set_inline_markup_adding_no_space() -> None:
     assert not any(" ." in path or "— " in path for path in paths)
 
 
+def test_a_headings_note_marker_is_left_out_and_its_own_superscript_kept(tmp_path: Path) -> None:
+    # Read with its marker, "Chapter 1" + "2" was cited as "Chapter 12".
+    body = "<p>The heron waited by the weir until dusk, then flew over the river.</p>"
+    path = make_epub(
+        tmp_path / "notes.epub",
+        {
+            "c1.xhtml": chapter(f'<h1>Chapter 1<sup><a href="#fn2">2</a></sup></h1>{body}'),
+            "c2.xhtml": chapter(
+                '<h1>Introduction<a epub:type="noteref" href="n.xhtml#n1">*</a></h1>' + body
+            ),
+            "c3.xhtml": chapter(f'<h1>Notes<a href="#fn3"><sup>[3]</sup></a></h1>{body}'),
+            "c4.xhtml": chapter(f"<h1>E = mc<sup>2</sup></h1>{body}"),
+        },
+    )
+    paths = [p.heading_path for p in extract_epub(path).pages]
+    assert paths == ["Chapter 1", "Introduction", "Notes", "E = mc2"]
+
+
 def test_truncated_epub_is_corrupt(tmp_path: Path) -> None:
     data = (EPUBS / "alice-epub3.epub").read_bytes()
     path = tmp_path / "half.epub"

@@ -280,6 +280,18 @@ def test_a_heading_reads_as_set_a_line_break_a_space_and_inline_markup_none() ->
     ]
 
 
+def test_a_headings_note_marker_is_left_out_and_its_own_superscript_kept() -> None:
+    text = "<p>" + "Distribution of fresh-water productions on oceanic islands. " * 5 + "</p>"
+    page = (
+        "<!DOCTYPE html><html><head><title>Notes</title></head><body><article>"
+        f'<h2>Chapter 1<sup class="reference"><a href="#cite_note-2">[2]</a></sup></h2>{text}'
+        f'<h2>Introduction<a role="doc-noteref" href="#n1">*</a></h2>{text}'
+        f"<h2>E = mc<sup>2</sup></h2>{text}</article></body></html>"
+    )
+    ex = read_html(page.encode())
+    assert [p.heading_path for p in ex.pages] == ["Chapter 1", "Introduction", "E = mc2"]
+
+
 def test_a_latin1_page_declaring_utf8_is_read_as_latin1() -> None:
     page = (
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Café</title></head><body>'

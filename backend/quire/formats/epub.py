@@ -43,6 +43,7 @@ from ebooklib import epub
 
 from quire.errors import CorruptFile, ResourceLimit
 from quire.formats.detect import decode_text
+from quire.formats.notes import is_note_marker
 from quire.formats.types import Extracted
 from quire.storage.records import Page
 
@@ -189,16 +190,33 @@ class _SectionBuilder:
 def _heading_text(heading: Tag) -> str:
     """A heading as it reads: its inline markup joins without a space ("DISTRIBUTION—<i>
     continued</i>." is "DISTRIBUTION—continued."), a line break, a cell or a block inside it is
-    one."""
+    one; a note's marker is left out (formats/notes.py)."""
     parts: list[str] = []
-    for node in heading.descendants:
-        if isinstance(node, Comment | Declaration | Doctype | ProcessingInstruction):
-            continue
-        if isinstance(node, NavigableString):
-            parts.append(str(node))
-        elif isinstance(node, Tag) and (node.name or "").lower() in _BREAKS:
-            parts.append(" ")
+
+    def add(node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, Comment | Declaration | Doctype | ProcessingInstruction):
+                continue
+            if isinstance(child, NavigableString):
+                parts.append(str(child))
+            elif isinstance(child, Tag) and not _note_marker(child):
+                if (child.name or "").lower() in _BREAKS:
+                    parts.append(" ")
+                add(child)
+
+    add(heading)
     return _SPACE.sub(" ", "".join(parts)).strip()
+
+
+def _note_marker(tag: Tag) -> bool:
+    name = (tag.name or "").lower()
+    return is_note_marker(
+        name,
+        tag.attrs,
+        tag.get_text(),
+        links=(name == "a" and tag.has_attr("href")) or tag.find("a", href=True) is not None,
+        superscript=name == "sup" or tag.find("sup") is not None,
+    )
 
 
 def _walk(node: Tag, out: _SectionBuilder) -> None:

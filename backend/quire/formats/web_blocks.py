@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import lxml.html
 
+from quire.formats.notes import is_note_marker
 from quire.formats.pdf.rows import Grid
 
 #: A paragraph this short whose links make this share of its text is a related-links insert.
@@ -162,8 +163,9 @@ def _links_only(p: lxml.html.HtmlElement) -> bool:
 
 
 def _heading_text(el: lxml.html.HtmlElement) -> str:
-    """A heading's text without its edit links and hidden parts; its inline markup joins
-    without a space, a line break is one (as formats/epub.py reads a heading)."""
+    """A heading's text without its edit links, hidden parts and notes' markers
+    (formats/notes.py); its inline markup joins without a space, a line break is one (as
+    formats/epub.py reads a heading)."""
     parts: list[str] = []
 
     def add(node: lxml.html.HtmlElement) -> None:
@@ -172,13 +174,28 @@ def _heading_text(el: lxml.html.HtmlElement) -> str:
         for child in node:
             if child.tag == "br":
                 parts.append(" ")
-            elif isinstance(child.tag, str) and child.tag not in _SKIP and not _hidden(child):
+            elif (
+                isinstance(child.tag, str)
+                and child.tag not in _SKIP
+                and not _hidden(child)
+                and not _note_marker(child)
+            ):
                 add(child)
             if child.tail:
                 parts.append(child.tail)
 
     add(el)
     return "".join(parts)
+
+
+def _note_marker(el: lxml.html.HtmlElement) -> bool:
+    return is_note_marker(
+        el.tag,
+        el.attrib,
+        el.text_content(),
+        links=any(a.get("href") is not None for a in el.iter("a")),
+        superscript=any(True for _ in el.iter("sup")),
+    )
 
 
 def _grid(table: lxml.html.HtmlElement) -> Grid | None:
