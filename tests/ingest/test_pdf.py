@@ -243,3 +243,31 @@ def test_text_boxes_tied_in_distance_are_read_in_the_same_order_in_every_run() -
             boxes[name].set_bbox((x, y, x + 10, y + 10))
         orders.append(_reading_order({name: boxes[name] for name in corners}))
     assert orders[0] == orders[1] == ["TL", "TR", "BL", "BR"]
+
+
+def test_text_turned_a_quarter_is_read_along_its_letters(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """An axis title set sideways ('Average speed' going up a chart's side) came out a letter
+    per line, top to bottom ("d e e p s e g a r e v A" once a sentence ran into it). Turned
+    left it reads upwards, turned right downwards, with its word gaps; a whole page of it
+    (a landscape table printed sideways) reads line by line. Think Complexity's charts have
+    such titles (p. 181, 'Average speed')."""
+    pdf = _fpdf(LOREM * 2)
+    pdf.set_font("helvetica", size=10)
+    with pdf.rotation(90, x=30, y=200):
+        pdf.text(30, 200, "Average speed")
+    with pdf.rotation(-90, x=180, y=150):
+        pdf.text(180, 150, "Mean fitness")
+    pdf.add_page()
+    rows = ("Model one scores high", "Model two scores low") + tuple(LOREM.split(", "))
+    for i, row in enumerate(rows):
+        with pdf.rotation(90, x=20 + 8 * i, y=280):
+            pdf.text(20 + 8 * i, 280, row)
+    path = tmp_path / "turned.pdf"
+    pdf.output(str(path))
+    first, second = (p.text for p in extract_file(path, settings).pages)
+    assert "Average speed" in first
+    assert "Mean fitness" in first
+    assert "Model one scores high\n\nModel two scores low" in second
+    assert not re.search(r"(?m)^\w\n\w\n\w$", first + second)

@@ -74,8 +74,9 @@ log = logging.getLogger(__name__)
 # 9: TeX's spacing accents composed with their letters; 10: EPUB headings with their inline
 # markup joined without a space ("—continued.", not "— continued ."); 11: ruled tables whose
 # descriptions run on for lines (the yellow paper's opcodes); 12: PDF text boxes grouped the same
-# way in every run (ties by first seen, not by memory address)
-INDEX_VERSION = 12
+# way in every run (ties by first seen, not by memory address); 13: text turned a quarter (a
+# chart's axis title) read along its letters
+INDEX_VERSION = 13
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

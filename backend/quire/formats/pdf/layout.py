@@ -93,6 +93,8 @@ class _FirstSeen:
 
 
 pdfminer.layout.id = _FirstSeen()  # type: ignore[attr-defined]
+TURN_SLACK = 0.05  # a character is turned a quarter when its matrix's a is this small beside b
+TURN_SPACE = 0.2  # a gap along a turned column wider than this share of its width is a space
 MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
 UPRIGHT_SHARE = 0.3  # ...and the share of the page's characters that must be upright
 
@@ -201,8 +203,11 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
 
     def walk(container: Any) -> None:
         nonlocal drawn
+        turned = _turned_columns(container)
         for item in container:
-            if isinstance(item, LTTextBoxVertical):
+            if id(item) in turned:
+                boxes.append(turned[id(item)])
+            elif isinstance(item, LTTextBoxVertical):
                 boxes.append(_vertical_text(item))
             elif isinstance(item, LTTextBox):
                 if id(item) in pairs.taken:
@@ -221,6 +226,59 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
 
     walk(layout)
     return "\n\n".join(b for b in boxes if b.strip()), drawn
+
+
+def _turned(box: Any) -> list[LTChar] | None:
+    """A horizontal box's characters when all of them are turned a quarter (a chart's axis
+    title set sideways), else None."""
+    if not isinstance(box, LTTextBox) or isinstance(box, LTTextBoxVertical):
+        return None
+    chars = [c for line in box for c in line if isinstance(c, LTChar)]
+    if not chars or any(abs(c.matrix[0]) > TURN_SLACK * abs(c.matrix[1]) for c in chars):
+        return None
+    return chars
+
+
+def _turned_columns(container: Any) -> dict[int, str]:
+    """Text turned a quarter, read as written: {id of the first box of a column: its text}, and
+    the column's other boxes mapped to "" (left out).
+
+    pdfminer reads lines across the page, so a word set sideways (an axis title, 'Average
+    speed' going up the side of a chart) came out a letter per line in top-to-bottom order,
+    "d e e p s e g a r e v A" once a sentence ran into it, and a gap between its words split it
+    into boxes. Boxes whose characters are all turned are gathered into columns (overlapping
+    across), and each column is read along its characters: upwards when they are turned left,
+    downwards when turned right, with a space where a gap is wider than TURN_SPACE of the
+    column's width."""
+    columns: list[tuple[list[Any], list[LTChar]]] = []
+    for item in container:
+        chars = _turned(item)
+        if chars is None:
+            continue
+        up = chars[0].matrix[1] > 0
+        for boxes, held in columns:
+            across = max(c.x1 for c in held) > item.x0 and min(c.x0 for c in held) < item.x1
+            if (held[0].matrix[1] > 0) == up and across:
+                boxes.append(item)
+                held.extend(chars)
+                break
+        else:
+            columns.append(([item], list(chars)))
+    out: dict[int, str] = {}
+    for boxes, held in columns:
+        up = held[0].matrix[1] > 0
+        held.sort(key=lambda c: c.y0 if up else -c.y1)
+        width = max(c.x1 - c.x0 for c in held)
+        text = ""
+        for prev, char in zip([None, *held], held, strict=False):
+            if prev is not None:
+                gap = char.y0 - prev.y1 if up else prev.y0 - char.y1
+                if gap > TURN_SPACE * width and not text.endswith(" "):
+                    text += " "
+            text += char.get_text()
+        out[id(boxes[0])] = " ".join(text.split())
+        out.update((id(b), "") for b in boxes[1:])
+    return out
 
 
 def layout_vertical(layout: LTPage) -> bool:
