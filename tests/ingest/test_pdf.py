@@ -271,3 +271,33 @@ def test_text_turned_a_quarter_is_read_along_its_letters(
     assert "Mean fitness" in first
     assert "Model one scores high\n\nModel two scores low" in second
     assert not re.search(r"(?m)^\w\n\w\n\w$", first + second)
+
+
+def test_a_hanging_indent_goes_on_with_its_paragraph(tmp_path: Path, settings: Settings) -> None:
+    """A definition or a bullet whose second line is indented (the yellow paper's fields, "amount:
+    a nonzero amount of Ether denominated" / "in Gwei (10^9 Wei); formally Wa.") was read as two
+    paragraphs cut mid-sentence, since pdfminer puts in one box only lines aligned on a side. The
+    indented line goes on with its paragraph; a line that ends a sentence, or a new item set
+    flush, starts its own."""
+    pdf = _fpdf(LOREM * 2)
+    lines = [
+        (20, "amount: a nonzero amount of Ether denominated in units that are quite small and"),
+        (26, "in Gwei (10^9 Wei); formally Wa."),
+        (20, "recipient: the twenty-byte address that will receive the Ether of the withdrawal"),
+        (26, "and no other address; formally Wr."),
+        (20, "The paragraph after the list ends its sentence here."),
+        (26, "Indented, yet a paragraph of its own."),
+    ]
+    y = 120.0
+    for x, line in lines:
+        pdf.text(x, y, line)
+        y += 4.6
+    path = tmp_path / "hanging.pdf"
+    pdf.output(str(path))
+    text = extract_file(path, settings).pages[0].text
+    assert (
+        "amount: a nonzero amount of Ether denominated in units that are quite small and\n"
+        "in Gwei (10^9 Wei); formally Wa."
+    ) in text
+    assert "receive the Ether of the withdrawal\nand no other address; formally Wr." in text
+    assert "ends its sentence here.\n\nIndented, yet a paragraph of its own." in text

@@ -29,6 +29,7 @@ from pdfminer.layout import (
     LTPage,
     LTTextBox,
     LTTextBoxVertical,
+    LTTextLine,
     LTTextLineVertical,
 )
 from pdfminer.pdfdocument import (
@@ -93,6 +94,8 @@ class _FirstSeen:
 
 
 pdfminer.layout.id = _FirstSeen()  # type: ignore[attr-defined]
+HANG_GAP = 0.6  # a hanging line's gap to the line above, at most, in line heights
+HANG_INDENT = 3.0  # ...and its indent
 TURN_SLACK = 0.05  # a character is turned a quarter when its matrix's a is this small beside b
 TURN_SPACE = 0.2  # a gap along a turned column wider than this share of its width is a space
 MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
@@ -201,10 +204,13 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
     placed: set[int] = set()
     pairs = NO_PAIRS if vertical else label_pairs(layout, consumed)
 
+    last_whole: LTTextBox | None = None  # the box just read whole, if any
+
     def walk(container: Any) -> None:
-        nonlocal drawn
+        nonlocal drawn, last_whole
         turned = _turned_columns(container)
         for item in container:
+            above, last_whole = last_whole, None
             if id(item) in turned:
                 boxes.append(turned[id(item)])
             elif isinstance(item, LTTextBoxVertical):
@@ -216,8 +222,12 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
                     boxes.append(pairs.lines[id(item)])
                 elif consumed and any(id(line) in consumed for line in item):
                     _split_box(item, tables, placed, boxes)
+                elif above is not None and _hangs_from(above, item):
+                    boxes[-1] += "\n" + item.get_text().strip("\n")
+                    last_whole = item
                 else:
                     boxes.append(item.get_text().strip("\n"))
+                    last_whole = item
             elif isinstance(item, LTFigure):
                 drawn = True
                 walk(item)
@@ -226,6 +236,29 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
 
     walk(layout)
     return "\n\n".join(b for b in boxes if b.strip()), drawn
+
+
+def _hangs_from(above: LTTextBox, box: LTTextBox) -> bool:
+    """Whether ``box`` goes on with the paragraph of the box read before it, set with a hanging
+    indent (a definition's second line: "amount: a nonzero amount of Ether denominated" /
+    "  in Gwei (10⁹ Wei); formally Wa."). pdfminer makes a box of lines aligned on one side,
+    so each indented run became a paragraph of its own, cut mid-sentence. It goes on when its
+    first line starts just below the last line above (within HANG_GAP of its height), indented
+    by up to HANG_INDENT heights, and that line above runs to the right edge of the two without
+    ending a sentence or a clause ("Furthermore:" under an equation's "(39)." stays apart)."""
+    last = next((line for line in reversed(list(above)) if isinstance(line, LTTextLine)), None)
+    first = next((line for line in box if isinstance(line, LTTextLine)), None)
+    if last is None or first is None:
+        return False
+    height = min(last.height, first.height)
+    gap = last.y0 - first.y1
+    indent = first.x0 - last.x0
+    return (
+        -HANG_GAP * height < gap <= HANG_GAP * height
+        and 0.5 * height < indent <= HANG_INDENT * height
+        and last.x1 >= max(above.x1, box.x1) - height
+        and not last.get_text().rstrip().endswith((".", "!", "?", ":", ";"))
+    )
 
 
 def _turned(box: Any) -> list[LTChar] | None:
