@@ -290,6 +290,24 @@ def test_search_order_puts_the_passage_whose_sentence_answers_first() -> None:
     assert ordering.by_best_sentence("gas", [], None) == []
 
 
+def test_search_order_for_a_number_puts_first_the_passage_the_answer_leads_with() -> None:
+    """A number question's answer is led by the best unit that holds a number; search's order
+    puts that unit's passage first too, over a passage that repeats more of the question's
+    words without one (RISC-V's "What relocation number is R_RISCV_CALL_PLT?": the table row
+    with 19 led the answer from the fifth hit)."""
+    question = "What relocation number does the linker use for a procedure call through the PLT?"
+    words = _hit(
+        "The linker uses a relocation for a procedure call through the PLT, as the linker does.",
+        1,
+        page=35,
+    )
+    row = _hit("Enum: 19 · Reloc Type: CALL_PLT · Description: procedure call via PLT.", 2, 30)
+    chosen = extractive.select(question, [words, row])
+    assert "19" in chosen[0].text
+    ordered = ordering.by_best_sentence(question, [words, row], None)
+    assert [h.chunk_id for h in ordered] == [2, 1]
+
+
 class _TopicEmbedder:
     """Vectors by one word: a text with "methodology" (and the question) points one way,
     every other text the other, so a test knows each sentence's cosine to the question."""

@@ -35,7 +35,8 @@ _ENDING = re.compile(
     r"|\b(ends?|conclude[sd]?|closes?) (the|his|her|its|their) (book|novel|story|paper|report)\b",
     re.I,
 )
-#: The share of its cosine a unit giving nothing the question asks for counts in that order.
+#: The share of its cosine a unit giving nothing the question asks for counts in that order
+#: (and of its score, when the question asks for a number or a date).
 GIVES_NOTHING = 0.5
 #: What a hit adds for holding the question's identifiers and named days (a share of them),
 #: counted again as the cosine is: the one table row that names ``R_RISCV_CALL_PLT`` with its
@@ -156,22 +157,28 @@ def by_best_sentence(
     unchanged. A passage whose sentence answers the question outranks one that shares more of
     its words. When the question asks for something in particular (a number, a date, a name,
     a definition, a list), a unit's cosine counts as much as the unit gives it (half when it
-    gives nothing), and what a unit names of the question's (``NAMED``) counts again. A question
+    gives nothing; for a number or a date its score too, as the answer leads with a unit
+    that holds one), and what a unit names of the question's (``NAMED``) counts again. A question
     about how a document ends prefers the pages in ``near_end``."""
     head = list(hits[:top])
     best: dict[int, tuple[float, float]] = {}
     named: dict[int, float] = {}
-    particular = Asks.of(question).kind not in ("other", "yesno")
+    asks = Asks.of(question).kind
+    particular = asks not in ("other", "yesno")
     for s in extractive.score_sentences(
         question, head, embedder, max_passages=len(head), pages=pages
     ):
         score, cosine = best.get(s.hit_index, (0.0, 0.0))
         # A sentence close to the question in meaning that gives nothing it asks for (the
-        # introduction that restates its subject) speaks less for its page.
-        meant = s.cosine
+        # introduction that restates its subject) speaks less for its page; for a number or a
+        # date, so does its score: the answer is led by the best unit holding one, and its
+        # page should come first.
+        meant, said = s.cosine, s.score
         if particular:
             meant *= GIVES_NOTHING + (1 - GIVES_NOTHING) * s.gives
-        best[s.hit_index] = (max(score, s.score), max(cosine, meant))
+        if asks in extractive.EXACT and not s.gives:
+            said *= GIVES_NOTHING
+        best[s.hit_index] = (max(score, said), max(cosine, meant))
         named[s.hit_index] = max(named.get(s.hit_index, 0.0), s.named)
     # A page cut into two passages: the one with its best sentence is judged by the best
     # cosine of either.
