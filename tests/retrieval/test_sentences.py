@@ -141,3 +141,21 @@ def test_a_named_constant_is_read_with_the_sentence_that_defines_it() -> None:
     assert len(split_sentences("Float ABI\n\nThis field holds the ABI.")) == 2
     assert len(split_sentences("EF_RISCV_RVC (0x0001)\n\nEF_RISCV_RVE (0x0008)")) == 2
     assert len(split_sentences("SHT_RISCV_ATTRIBUTES\n\nthe rest of a sentence.")) == 2
+
+
+def test_each_field_of_a_definition_list_is_a_unit_of_its_own() -> None:
+    # The yellow paper's withdrawal (p. 5): fields named in lower case, one after another, each
+    # ending its sentence; they were read two to a unit ("… formally Wv. recipient: …").
+    page = (
+        "validatorIndex: index of consensus layer’s valida-\n"
+        "tor this withdrawal corresponds to; formally Wv.\n"
+        "recipient: the 20-byte address that will receives\n"
+        "Ether from this withdrawal; formally Wr.\n"
+        "amount: a nonzero amount of Ether denominated\n"
+        "in Gwei (109 Wei); formally Wa."
+    )
+    units = split_sentences(page)
+    assert [u.split(":")[0] for _, u in units] == ["validatorIndex", "recipient", "amount"]
+    assert all(page[o : o + len(u)] == u for o, u in units)
+    # A field's name starts a unit only after a sentence ends.
+    assert len(split_sentences("The fields are\nnonce: a scalar value.")) == 1

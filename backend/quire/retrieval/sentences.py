@@ -12,7 +12,9 @@ paragraphs): then its sentences are units. A sentence ending in a colon is read 
 lines after it that have no bullet and end no sentence (a labelled list set out as lines: "the
 following default ABIs …:" / "on RV32G" / "ILP32D" / "on RV64G" / "LP64D"): one unit. So is a
 line naming a constant and the sentence after it that defines it, as a specification's
-definition list sets them out ("EF_RISCV_TSO (0x0010)" / "This bit is set when …").
+definition list sets them out ("EF_RISCV_TSO (0x0010)" / "This bit is set when …"). A line
+that starts a field, a name in lower case and a colon ("recipient: the 20-byte address …"),
+after a line that ends a sentence, starts a unit of its own.
 
     split_sentences("Dr. Smith left at 3.5 p.m. He came back.")   # [(0, "Dr. …"), (27, "He …")]
     split_sentences("彼は言った。「本当か？」と聞いた。")  # [(0, "彼は言った。"), (6, "「本当…")]
@@ -35,6 +37,10 @@ _BEFORE_NUMBER = (
     r"(?!(?:(?<=\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Sec|Tab|Ref|Art|Eqs|Nos))"
     r"|(?<=\b(?:Sept|Sect|Figs|Refs))|(?<=\b(?:Eq|Ch|Nr)))\.\s+\d)"
 )
+# A line that starts a specification's field, a name in lower case and a colon ("recipient:
+# the 20-byte address …"): after a line that ends a sentence, a new unit, though no capital
+# starts it (the yellow paper's fields were read two to a unit, "… formally Wv. recipient: …").
+_FIELD = r"[a-z][A-Za-z0-9_]{0,30}: "
 # The lookahead first: most positions fail on it at once, before the abbreviation checks
 # (17 lookbehinds at every position made splitting the slowest step of the window stage).
 # Chinese and Japanese end a sentence with 。！？ (no space after), and closing brackets
@@ -44,6 +50,7 @@ _BOUNDARY = re.compile(
     r"(?=[.!?])" + _ABBREV + _BEFORE_NUMBER + r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n\s*\n"
     r"|[。！？]+[」』）】〕”’]*(?![とっ、，」』])\s*"
     r"|[.!؟۔]\s+(?=[\u0600-\u06ff])"
+    r"|(?<=[.!?])\n(?=" + _FIELD + ")"
 )
 MAX_CHARS = 600
 #: A list read with the sentence that introduces it: at most this many lines of at most
