@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.progress import BarColumn, Progress, TextColumn
@@ -21,14 +22,12 @@ from quire.cli.common import (
 )
 from quire.config import Settings
 from quire.errors import QuireError
-from quire.ingest.intake import add_file
-from quire.ingest.worker import run_worker
 from quire.storage import documents
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
-from quire.web import sources
-from quire.web.fetch import Fetcher
-from quire.web.links import add_link
+
+if TYPE_CHECKING:
+    from quire.web.fetch import Fetcher
 
 LINK_VERBS = {
     "added": "queued",
@@ -99,6 +98,11 @@ def add(targets: tuple[str, ...], sources_of: int | None, wait: bool, workers: i
     missing = [t for t in targets if not _is_link(t) and not Path(t).exists()]
     if missing:
         raise click.BadParameter(f"no such file or folder: {', '.join(missing)}")
+    # Not at import: `quire docs` and `quire rm` need neither the intake nor the fetcher.
+    from quire.ingest.intake import add_file
+    from quire.web.fetch import Fetcher
+    from quire.web.links import add_link
+
     config = settings()
     db = open_database(config)
     links = [t for t in targets if _is_link(t)]
@@ -197,6 +201,8 @@ def _add_sources(
     queued: dict[int, str],
 ) -> int:
     """Add the pages ``document_id`` cites, one line per address; how many were refused."""
+    from quire.web import sources
+
     try:
         cited = sources.cited_pages(db, document_id)
     except QuireError as exc:
@@ -266,4 +272,6 @@ def rm(document_id: int) -> None:
 @click.option("--drain", is_flag=True, help="Exit when the queue is empty.")
 def worker(drain: bool) -> None:
     """Run the ingest worker (several may run at once)."""
+    from quire.ingest.worker import run_worker
+
     run_worker(settings(), drain=drain)
