@@ -16,7 +16,7 @@ from quire.config import Settings
 from quire.storage.db import Database
 from quire.storage.migrate import open_database
 from tests.pg import PgServer
-from tests.runtime import make_app, migrated_template, seed_sqlite
+from tests.runtime import make_app, migrated_template, seed_sqlite, share_vectors, shared_root
 from tests.tiers import HeaviestFirst, group_for_xdist, mark_tiers
 
 # The API warms search up in the background when it starts (QUIRE_WARM_UP): a search that a
@@ -96,6 +96,13 @@ def module_database_url(request: pytest.FixtureRequest, backend: str) -> Iterato
 def database_url(backend: str, request: pytest.FixtureRequest) -> Iterator[str | None]:
     """A fresh migrated PostgreSQL database for this test, or None on SQLite."""
     yield from _backend_database(request, backend)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stored_vectors(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The shared embedder's vectors kept in one file for all of the run's processes
+    (tests/runtime.py, docs/testing.md)."""
+    share_vectors(shared_root(tmp_path_factory) / "vectors.db")
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -30,7 +29,7 @@ from fastapi.testclient import TestClient
 from quire.config import Settings
 from tests.api.library import load_library
 from tests.pg import PgServer
-from tests.runtime import make_app
+from tests.runtime import make_app, shared_root
 
 READY = "ready"  # written into a built library's folder, last
 #: A copy's documents point at its own originals (deleting one removes the copy's file only).
@@ -38,12 +37,6 @@ REHOME = (
     "UPDATE documents SET stored_path = CAST(? AS TEXT) || substr(stored_path, length(?) + 1) "
     "WHERE substr(stored_path, 1, length(?)) = ?"
 )
-
-
-def _shared_root(factory: pytest.TempPathFactory) -> Path:
-    """The run's temporary root, the same for every xdist worker (each has its own below)."""
-    base = factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @contextmanager
@@ -68,7 +61,7 @@ def _build(data_dir: Path, paths: Sequence[Path], database_url: str | None) -> N
 
 
 def _sqlite_library(factory: pytest.TempPathFactory, paths: Sequence[Path]) -> Path:
-    folder = _shared_root(factory) / f"library-{_key(paths)}"
+    folder = shared_root(factory) / f"library-{_key(paths)}"
     with _locked(folder.with_suffix(".lock")):
         if not (folder / READY).exists():
             shutil.rmtree(folder, ignore_errors=True)  # a build that died half-way

@@ -8,10 +8,17 @@ its own database files and its own app; only the read-only model is shared."""
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import shutil
+import sqlite3
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 from fastapi import FastAPI
 
 from quire.app import create_app
@@ -30,6 +37,58 @@ SQLITE_FILES = ("quire.db", "quire_vecs.db")
 MEMO_TEXTS = 100_000
 
 
+class StoredVectors:
+    """``inner`` with a file of every vector that any process of the run has computed: the
+    three xdist workers, and a module's SQLite and PostgreSQL halves (which may run on two of
+    them), ingest the same documents. A text is looked up by its SHA-256; the vector is stored
+    as its float32 bytes, so what comes back is bit for bit what the model returned. SQLite in
+    WAL mode (readers never wait; a writer waits for the other writers)."""
+
+    def __init__(self, inner: Embedder, path: Path) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, timeout=120, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (digest BLOB PRIMARY KEY, vector BLOB NOT NULL)"
+        )
+        self._db.commit()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        digests = [hashlib.sha256(t.encode()).digest() for t in texts]
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            unique = list(dict.fromkeys(digests))
+            for i in range(0, len(unique), 500):
+                part = unique[i : i + 500]
+                marks = ",".join("?" * len(part))
+                for digest, blob in self._db.execute(
+                    f"SELECT digest, vector FROM vectors WHERE digest IN ({marks})", part
+                ):
+                    found[digest] = np.frombuffer(blob, dtype=np.float32)
+        missing = [k for k, d in enumerate(digests) if d not in found]
+        if missing:
+            fresh = self.inner.embed([texts[k] for k in missing])
+            rows = [
+                (digests[k], v.astype(np.float32).tobytes())
+                for k, v in zip(missing, fresh, strict=True)
+            ]
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
+            for k, v in zip(missing, fresh, strict=True):
+                found[digests[k]] = v
+        if not texts:
+            return np.zeros((0, self.inner.dim), dtype=np.float32)
+        return np.stack([found[d] for d in digests]).astype(np.float32, copy=False)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
 class SharedEmbedder(Remembering):
     """The packaged MiniLM shared by a test process's apps and workers.
 
@@ -41,18 +100,34 @@ class SharedEmbedder(Remembering):
     through the model once per process. What the callers see, vectors and their order, is
     unchanged."""
 
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(inner, size=MEMO_TEXTS)
+    def __init__(self, inner: Embedder, stored: Path | None = None) -> None:
+        super().__init__(StoredVectors(inner, stored) if stored else inner, size=MEMO_TEXTS)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+def shared_root(factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary root, the same for every xdist worker (each has its own below)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+#: The run's file of vectors (``share_vectors``), shared by its processes.
+_stored: list[Path] = []
+
+
+def share_vectors(path: Path) -> None:
+    """Keep the shared embedder's vectors in ``path`` too, for the run's other processes
+    (called once per process, before the first test)."""
+    _stored[:] = [path]
 
 
 @functools.cache
 def _default_embedder() -> SharedEmbedder:
     from quire.embed import make_embedder
 
-    return SharedEmbedder(make_embedder(Settings()))
+    return SharedEmbedder(make_embedder(Settings()), _stored[0] if _stored else None)
 
 
 def _default_models(settings: Settings) -> bool:

@@ -4,6 +4,7 @@ text, so remembering vectors changes nothing a test can see."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 
@@ -58,3 +59,39 @@ def test_only_the_default_model_is_shared() -> None:
     assert shared_embedder(Settings(embed_threads=2)) is None
     assert shared_embedder(Settings(embedder="local-sint8")) is None
     assert shared_embedder(Settings(embedder="ollama")) is None
+
+
+class _Counting:
+    """The model, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.model = make_embedder(Settings())
+        self.texts = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.model, name)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return self.model.embed(texts)
+
+
+def test_a_vector_stored_by_one_process_is_read_by_another(tmp_path: Path) -> None:
+    """Two shared embedders over one file, as two xdist workers have: the second runs the
+    model on none of the first's texts and returns the same bytes."""
+    first, second = _Counting(), _Counting()
+    one = SharedEmbedder(first, tmp_path / "vectors.db")  # type: ignore[arg-type]
+    other = SharedEmbedder(second, tmp_path / "vectors.db")  # type: ignore[arg-type]
+    try:
+        texts = _texts()
+        written = one.embed(texts[:8])
+        read = other.embed(texts)  # eight from the file, the rest (one a repeat) run
+        assert first.texts == 8 and second.texts == len(set(texts)) - 8
+        assert np.array_equal(read, first.model.embed(texts))
+        assert np.array_equal(read[:8], written)
+        assert read.dtype == np.float32 and other.embed([]).shape == (0, first.model.dim)
+    finally:
+        for shared in (one, other):
+            shared.inner.close()
+        for counting in (first, second):
+            counting.model.close()

@@ -26,6 +26,7 @@ UNGROUPED = frozenset(
         "module_database_url",  # a PostgreSQL database copied from the template (~50 ms)
         "pg_server",  # one per worker by design
         "sqlite_template",
+        "stored_vectors",  # every test's, autouse
         "worker_id",
         "testrun_uid",
         "tmp_path_factory",
