@@ -15,6 +15,7 @@ from quire.evaluation.pageqa import Question, is_gold, normalise, read_questions
 from quire.storage.chunks import page_texts
 from quire.storage.documents import list_documents
 from quire.storage.migrate import open_database
+from quire.text.table_rows import row_values
 from tests.conftest import DOCS
 from tests.e2e.helpers import quire
 from tests.fakes.ollama import FakeOllama
@@ -94,6 +95,12 @@ def test_gold_units_and_text_matching() -> None:
     assert normalise("ﬁve\u00ad  sq\nmi") == "five sq mi"
     assert pageqa.contains_answer(pdf, "It is no  longer than 200 feet.") == (True, True)
     assert pageqa.contains_answer(pdf, "NO LONGER THAN 200 FEET") == (False, True)
+    # A table's row quoted with its headers holds the values a set's answer reads across.
+    row = pdf.model_copy(update={"answer_any": ["32 TPREL_ADD"]})
+    quoted = "- “Enum: 32 · ELF Reloc Type: TPREL_ADD · Type: Static” [1]"
+    assert pageqa.contains_answer(row, quoted) == (True, True)
+    assert pageqa.contains_answer(row, quoted.replace("32", "33")) == (False, False)
+    assert row_values("Enum: 32 · Type: Static\nA note: here.") == "32 Static\nA note: here."
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from quire.errors import InputError
+from quire.text.table_rows import row_values
 
 OFFICE_SETS = ("docx", "odt", "pptx", "odp", "xlsx", "ods")
 #: Kinds a question set may hold that Quire does not read yet.
@@ -99,11 +100,14 @@ def _why(exc: Exception) -> str:
 
 
 def contains_answer(q: Question, text: str) -> tuple[bool, bool]:
-    """(exactly, ignoring case): whether ``text`` holds one of the answer strings."""
-    body = normalise(text)
+    """(exactly, ignoring case): whether ``text`` holds one of the answer strings, as written
+    or with its table rows read across without their headers: a set's answer is the row's
+    values as the page shows them ("32 TPREL_ADD"), the answer quotes the row with its headers
+    (``Enum: 32 · ELF Reloc Type: TPREL_ADD``)."""
+    bodies = [normalise(text), normalise(row_values(text))]
     answers = [normalise(a) for a in q.answer_any]
-    exact = any(a in body for a in answers)
-    return exact, exact or any(a.lower() in body.lower() for a in answers)
+    exact = any(a in body for a in answers for body in bodies)
+    return exact, exact or any(a.lower() in body.lower() for a in answers for body in bodies)
 
 
 def web_gold(q: Question, heading_path: str) -> bool:

@@ -13,6 +13,9 @@ sets two table questions rose a place (second set: 7th to 6th, 4th to 2nd), none
 
     embedding_text("Enum: 44 · Type: Static\\nEnum: 45 · Type: Static")
     # "Enum: 44 · Type: Static\\n45 · Static"
+
+``row_values`` reads a row's values across without their headers, as the page-QA check of
+whether an answer holds the fact does (evaluation/questions.py).
 """
 
 from __future__ import annotations
@@ -51,3 +54,14 @@ def embedding_text(text: str) -> str:
             out.append(line)
         previous = labels
     return "\n".join(out)
+
+
+def row_values(text: str) -> str:
+    """``text`` with each row's values read across without their headers, as a person reads
+    a table's row: ``Enum: 32 · ELF Reloc Type: TPREL_ADD`` → ``32 TPREL_ADD``. Lines that
+    are no rows are unchanged."""
+    if SEPARATOR not in text:
+        return text
+    return "\n".join(
+        " ".join(_cells(line)[1]) if SEPARATOR in line else line for line in text.split("\n")
+    )
