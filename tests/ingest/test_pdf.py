@@ -214,6 +214,12 @@ def test_count_words_ignores_placeholders_and_punctuation() -> None:
     assert count_words("one two, three — (cid:12) ! 4") == 4
 
 
+def _first_page(pdf: FPDF, path: Path, settings: Settings) -> str:
+    """The text Quire reads on the first page of ``pdf``, written to ``path``."""
+    pdf.output(str(path))
+    return extract_file(path, settings).pages[0].text
+
+
 def _reading_order(boxes: dict[str, LTTextBoxHorizontal]) -> list[str]:
     """The order pdfminer's layout analysis reads ``boxes`` in (grouped closest first, then
     each group sorted), given in their order on the page."""
@@ -273,6 +279,33 @@ def test_text_turned_a_quarter_is_read_along_its_letters(
     assert not re.search(r"(?m)^\w\n\w\n\w$", first + second)
 
 
+def test_lines_set_a_little_loose_are_one_paragraph(tmp_path: Path, settings: Settings) -> None:
+    """The RISC-V ABI sets its lines 0.505 of their height apart, past pdfminer's line margin,
+    so each line was a paragraph of its own and every sentence broke at a line's end ("Editors
+    Kito Cheng and Jessica" / "Clarke, RISC-V International, November 2022."). A full line that
+    ends no sentence goes on with the line below; a sentence's end, and a column of short
+    labels (equation numbers) set as loose, stay apart."""
+    pdf = _fpdf(LOREM * 2)
+    loose = 6.1  # mm: Helvetica 11's lines 0.57 of their height apart
+    for text in (
+        "Please cite as: RISC-V ABIs Specification, Document Version 1.0, Editors Kito Cheng and "
+        "Jessica Clarke, RISC-V International, November 2022. The latest version of this "
+        "document can be found on the site of the foundation that keeps it.",
+        "This paragraph starts after the one that ends a sentence.",
+    ):
+        pdf.set_x(20)
+        pdf.multi_cell(w=150, h=loose, text=text, align="J", new_x="LMARGIN", new_y="NEXT")
+    pdf.text(185, 200, "(104)")
+    pdf.text(185, 200 + loose, "(105)")
+    text = _first_page(pdf, tmp_path / "loose.pdf", settings)
+    assert (
+        "Editors Kito Cheng\nand Jessica Clarke, RISC-V International, November 2022. The latest"
+        " version of this\ndocument can be found"
+    ) in text
+    assert "that keeps it.\n\nThis paragraph starts" in text
+    assert "(104)\n\n(105)" in text
+
+
 def test_a_hanging_indent_goes_on_with_its_paragraph(tmp_path: Path, settings: Settings) -> None:
     """A definition or a bullet whose second line is indented (the yellow paper's fields, "amount:
     a nonzero amount of Ether denominated" / "in Gwei (10^9 Wei); formally Wa.") was read as two
@@ -292,9 +325,7 @@ def test_a_hanging_indent_goes_on_with_its_paragraph(tmp_path: Path, settings: S
     for x, line in lines:
         pdf.text(x, y, line)
         y += 4.6
-    path = tmp_path / "hanging.pdf"
-    pdf.output(str(path))
-    text = extract_file(path, settings).pages[0].text
+    text = _first_page(pdf, tmp_path / "hanging.pdf", settings)
     assert (
         "amount: a nonzero amount of Ether denominated in units that are quite small and\n"
         "in Gwei (10^9 Wei); formally Wa."

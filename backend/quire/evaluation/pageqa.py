@@ -75,8 +75,9 @@ log = logging.getLogger(__name__)
 # markup joined without a space ("—continued.", not "— continued ."); 11: ruled tables whose
 # descriptions run on for lines (the yellow paper's opcodes); 12: PDF text boxes grouped the same
 # way in every run (ties by first seen, not by memory address); 13: text turned a quarter (a
-# chart's axis title) read along its letters; 14: a hanging indent goes on with its paragraph
-INDEX_VERSION = 14
+# chart's axis title) read along its letters; 14: a hanging indent goes on with its paragraph;
+# 15: so do a paragraph's lines set a little more than half a line apart (the RISC-V ABI's)
+INDEX_VERSION = 15
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

@@ -94,8 +94,9 @@ class _FirstSeen:
 
 
 pdfminer.layout.id = _FirstSeen()  # type: ignore[attr-defined]
-HANG_GAP = 0.6  # a hanging line's gap to the line above, at most, in line heights
-HANG_INDENT = 3.0  # ...and its indent
+HANG_GAP = 0.6  # a paragraph's next line's gap to the line above, at most, in line heights
+HANG_INDENT = 3.0  # ...and its indent (a hanging indent), at most
+FLUSH_WIDTH = 15.0  # a line that a flush line goes on from is this many line heights wide
 TURN_SLACK = 0.05  # a character is turned a quarter when its matrix's a is this small beside b
 TURN_SPACE = 0.2  # a gap along a turned column wider than this share of its width is a space
 MIN_DIRECTION_STEPS = 8  # steps between upright characters needed to tell a page's direction
@@ -222,7 +223,7 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
                     boxes.append(pairs.lines[id(item)])
                 elif consumed and any(id(line) in consumed for line in item):
                     _split_box(item, tables, placed, boxes)
-                elif above is not None and _hangs_from(above, item):
+                elif above is not None and _goes_on_from(above, item):
                     boxes[-1] += "\n" + item.get_text().strip("\n")
                     last_whole = item
                 else:
@@ -238,14 +239,20 @@ def page_text(layout: LTPage) -> tuple[str, bool]:
     return "\n\n".join(b for b in boxes if b.strip()), drawn
 
 
-def _hangs_from(above: LTTextBox, box: LTTextBox) -> bool:
-    """Whether ``box`` goes on with the paragraph of the box read before it, set with a hanging
-    indent (a definition's second line: "amount: a nonzero amount of Ether denominated" /
-    "  in Gwei (10⁹ Wei); formally Wa."). pdfminer makes a box of lines aligned on one side,
-    so each indented run became a paragraph of its own, cut mid-sentence. It goes on when its
-    first line starts just below the last line above (within HANG_GAP of its height), indented
-    by up to HANG_INDENT heights, and that line above runs to the right edge of the two without
-    ending a sentence or a clause ("Furthermore:" under an equation's "(39)." stays apart)."""
+def _goes_on_from(above: LTTextBox, box: LTTextBox) -> bool:
+    """Whether ``box`` goes on with the paragraph of the box read before it. pdfminer puts in
+    one box only the lines aligned on a side and less than its line margin (half a line) apart,
+    so a paragraph came out a paragraph per run of lines, cut mid-sentence:
+    - set with a hanging indent (a definition's second line: "amount: a nonzero amount of Ether
+      denominated" / "  in Gwei (10⁹ Wei); formally Wa."), each indented run;
+    - set a little looser than half a line (the RISC-V ABI's lines are 0.505 of their height
+      apart), each line: "Editors Kito Cheng and Jessica" / "Clarke, RISC-V International,
+      November 2022."
+    It goes on when its first line starts just below the last line above (within HANG_GAP of
+    its height), flush with it or indented by up to HANG_INDENT heights, and that line above
+    runs to the right edge of the two without ending a sentence or a clause ("Furthermore:"
+    under an equation's "(39)." stays apart). A flush line goes on only from a line of text
+    (FLUSH_WIDTH heights wide): a column of equation numbers, "(104)" / "(105)", stays apart."""
     last = next((line for line in reversed(list(above)) if isinstance(line, LTTextLine)), None)
     first = next((line for line in box if isinstance(line, LTTextLine)), None)
     if last is None or first is None:
@@ -253,9 +260,11 @@ def _hangs_from(above: LTTextBox, box: LTTextBox) -> bool:
     height = min(last.height, first.height)
     gap = last.y0 - first.y1
     indent = first.x0 - last.x0
+    hangs = 0.5 * height < indent <= HANG_INDENT * height
+    flush = abs(indent) <= 0.5 * height and last.width >= FLUSH_WIDTH * height
     return (
         -HANG_GAP * height < gap <= HANG_GAP * height
-        and 0.5 * height < indent <= HANG_INDENT * height
+        and (hangs or flush)
         and last.x1 >= max(above.x1, box.x1) - height
         and not last.get_text().rstrip().endswith((".", "!", "?", ":", ";"))
     )
