@@ -42,7 +42,9 @@ class StoredVectors:
     three xdist workers, and a module's SQLite and PostgreSQL halves (which may run on two of
     them), ingest the same documents. A text is looked up by its SHA-256; the vector is stored
     as its float32 bytes, so what comes back is bit for bit what the model returned. SQLite in
-    WAL mode (readers never wait; a writer waits for the other writers)."""
+    WAL mode (readers never wait; a writer waits for the other writers). It sits behind
+    ``SharedEmbedder``'s memory, which asks it only for texts it has not seen, each once, and
+    never for none."""
 
     def __init__(self, inner: Embedder, path: Path) -> None:
         self.inner = inner
@@ -61,9 +63,8 @@ class StoredVectors:
         digests = [hashlib.sha256(t.encode()).digest() for t in texts]
         found: dict[bytes, np.ndarray] = {}
         with self._lock:
-            unique = list(dict.fromkeys(digests))
-            for i in range(0, len(unique), 500):
-                part = unique[i : i + 500]
+            for i in range(0, len(digests), 500):
+                part = digests[i : i + 500]
                 marks = ",".join("?" * len(part))
                 for digest, blob in self._db.execute(
                     f"SELECT digest, vector FROM vectors WHERE digest IN ({marks})", part
@@ -80,8 +81,6 @@ class StoredVectors:
                 self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
             for k, v in zip(missing, fresh, strict=True):
                 found[digests[k]] = v
-        if not texts:
-            return np.zeros((0, self.inner.dim), dtype=np.float32)
         return np.stack([found[d] for d in digests]).astype(np.float32, copy=False)
 
     def close(self) -> None:
