@@ -145,6 +145,25 @@ def test_only_units_that_score_nearly_as_well_join_and_from_two_passages_at_most
     assert all(c.score >= 0.5 * best for c in chosen)
 
 
+def test_a_unit_of_the_leads_page_supports_it_at_seven_tenths_of_its_score() -> None:
+    """The lead's page gives its context (0.78 of the lead here joins); another page must
+    score nearly as well (this one's 0.72 does not), and a unit far below does not join."""
+    page = (
+        "The lighthouse keeper logged every tide in a leather book. Gulls nested on the rocks "
+        "below. In winter the keeper logged the hour of each high water too."
+    )
+    hits = [
+        _hit(page, 1, page=1),
+        _hit("A keeper on the next island logged the weather each morning.", 2, page=2),
+    ]
+    chosen = extractive.select("What did the lighthouse keeper log?", hits, None)
+    assert [c.text for c in chosen] == [
+        "The lighthouse keeper logged every tide in a leather book.",
+        "In winter the keeper logged the hour of each high water too.",
+    ]
+    assert 0.7 <= chosen[1].score / chosen[0].score < 0.8
+
+
 def test_a_sentence_cut_by_the_chunk_is_quoted_whole_from_its_page() -> None:
     page = "Intro words here. The keeper logged every tide in a leather book. The end came."
     hit = _hit("logged every tide in a leather book. The end came.")

@@ -55,7 +55,7 @@ LOOKED_UP = ("number", "date", "name")
 #: A row's key, when not its first cell, is at most this many words (a name, a mnemonic).
 KEY_WORDS = 3
 #: A unit supports the lead when it scores this share of it.
-KEEP_RATIO = 0.8
+KEEP_RATIO = 0.7
 #: ... and, from another page than the lead's, this share.
 OTHER_PAGE_RATIO = 0.95
 #: The lead and at most this many supporting units.
