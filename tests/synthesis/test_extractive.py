@@ -189,6 +189,24 @@ def test_japanese_and_chinese_passages_are_quoted_by_the_sentence_that_answers()
     assert Asks.of("何人いましたか？").gives("三人いた。") == 1.0  # CJK numerals count
 
 
+def test_a_japanese_question_asking_what_hour_is_led_by_the_hour() -> None:
+    """何時 asks for an hour: the sentence with 午前三時 answers, not the one with 日 (a day)
+    that any date question took for a date; 何月何日 still takes a whole date."""
+    ja = _hit(
+        "次の日の朝、手紙が到着し、震える指がその封をちぎった。親愛なるお嬢さま。"
+        "私は午前三時にこの手紙を書いています。ロンドンは墓場のように静かです。"
+    )
+    chosen = extractive.select(
+        "二通目の手紙によると、書き手はそれを夜中の何時に書いていましたか？", [ja], None
+    )
+    assert chosen and chosen[0].text == "私は午前三時にこの手紙を書いています。"
+    hour = Asks.of("何時に書いていましたか？")
+    assert hour.gives("午前三時に書いた。") == 1.0 and hour.gives("次の日の朝。") == 0.0
+    assert hour.gives("一通目の手紙。") == 0.5  # a number, not the hour asked for
+    day = Asks.of("ウエストが出かけたのは何月何日でしたか？")
+    assert day.gives("七月二十四日に出かけた。") == 1.0
+
+
 def test_a_sentence_made_only_of_the_questions_words_never_leads() -> None:
     hits = [
         _hit(

@@ -216,11 +216,21 @@ def _numbers(text: str) -> set[str]:
     return figures(text) | counts_in(text)
 
 
+# A Chinese or Japanese question names the unit it asks for after 何, 幾, 几 or 多少: 何時 (what
+# hour), 何校 (how many schools), 幾聲 (how many shots), 何月何日.
+_COUNTER = re.compile(r"(?:何|幾|几|多少)([\u4e00-\u9fff\u30a0-\u30ff])")
+_NUMERAL = r"[0-9０-９一二三四五六七八九十百千万萬〇零两兩]"
+
+
 def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
     """How what a question asks for must be said: a definition asked as "how is X derived"
-    as a rule; a number as a bound, as a time, or any way; anything else any way."""
+    as a rule; a number as a bound, as a time, or any way; a Chinese or Japanese number or
+    date with the unit the question names (午前三時 for 何時); anything else any way."""
     if kind == "definition":
         return _STATES_DERIVATION if _ASKS_DERIVATION.search(question) else None
+    counters = {c for c in _COUNTER.findall(question) if c not in "故処"}
+    if kind in ("number", "date") and counters:
+        return re.compile(rf"{_NUMERAL}\s*[{''.join(sorted(counters))}]")
     if kind != "number":
         return None
     if _LIMIT.search(question):
@@ -304,7 +314,9 @@ class Asks:
         particular."""
         if self.kind == "number":
             if self.unspaced or has_unspaced(text):
-                return 1.0 if _DIGIT.search(text) else 0.0
+                if not _DIGIT.search(text):
+                    return 0.0
+                return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
             # A date's figures are no answer to "how many" or "what total", nor is the year
             # of a reference or the number of a figure; a measure is written in figures.
             plain = _LABEL.sub(" ", _CITED_YEAR.sub(" ", _FULL_DATE.sub(" ", text)))
@@ -317,6 +329,10 @@ class Asks:
             # a whole date in that year is ("2021-05-03" for "invoice FV 1/2021").
             if _FULL_DATE.search(text):
                 return 1.0
+            if self.stated and (self.unspaced or has_unspaced(text)):
+                if self.stated.search(text):
+                    return 1.0
+                return UNSTATED if _DIGIT.search(text) else 0.0
             return 1.0 if any(m.group(0) not in self.said for m in _YEAR.finditer(text)) else 0.0
         if self.kind == "name":
             if self.unspaced or has_unspaced(text):
