@@ -207,6 +207,17 @@ def test_a_japanese_question_asking_what_hour_is_led_by_the_hour() -> None:
     assert day.gives("七月二十四日に出かけた。") == 1.0
 
 
+def test_a_japanese_where_or_who_question_is_given_a_name_in_katakana() -> None:
+    """Japanese writes foreign people and places in katakana: a sentence with one the question
+    does not have gives the name asked for; the question's own (the countess) does not."""
+    asks = Asks.of("ソフィー・ド・グラフ伯爵夫人の現住所はどこですか？")
+    assert asks.kind == "name"
+    assert asks.gives("バターシー・パーク街に住んでいる。") == 1.0
+    assert asks.gives("ソフィー・ド・グラフ伯爵夫人が来た。") == 0.5
+    assert asks.gives("彼女は東京に住んでいる。") == 0.5  # kanji: no sign either way
+    assert Asks.of("这个人住在哪里？").gives("住在カナダ。") == 0.5  # Chinese: no such rule
+
+
 def test_a_sentence_made_only_of_the_questions_words_never_leads() -> None:
     hits = [
         _hit(

@@ -141,6 +141,8 @@ _KINDS: list[tuple[Kind, re.Pattern[str]]] = [
     ("definition", _ASKS_DEFINITION),
     ("yesno", _ASKS_YESNO),
 ]
+_KANA = re.compile(r"[\u3040-\u309f]")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa][\u30a1-\u30ff・]+")
 _DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
 _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}(st|nd|rd|th)? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
@@ -336,6 +338,10 @@ class Asks:
             return 1.0 if any(m.group(0) not in self.said for m in _YEAR.finditer(text)) else 0.0
         if self.kind == "name":
             if self.unspaced or has_unspaced(text):
+                # Japanese writes foreign names of people and places in katakana.
+                asked = set(_KATAKANA.findall(self.question))
+                if _KANA.search(self.question) and set(_KATAKANA.findall(text)) - asked:
+                    return 1.0
                 return 0.5
             found = {m.group(0).lower() for m in _NAME.finditer(text)}
             # A code-like token is new unless the question has it whole ("traefik:v2.11" is
