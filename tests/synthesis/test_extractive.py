@@ -205,6 +205,10 @@ def test_a_japanese_question_asking_what_hour_is_led_by_the_hour() -> None:
     assert hour.gives("一通目の手紙。") == 0.5  # a number, not the hour asked for
     day = Asks.of("ウエストが出かけたのは何月何日でしたか？")
     assert day.gives("七月二十四日に出かけた。") == 1.0
+    schools = Asks.of("冊子「リーダーシップ」は何校に発送する想定になっていますか？")
+    assert schools.kind == "number"  # 校 (schools) counts as 人 (people) does
+    assert schools.gives("発送学校数は365校を想定している。") == 1.0
+    assert schools.gives("配布を年間4回で想定している。") == 0.5
 
 
 def test_a_japanese_where_or_who_question_is_given_a_name_in_katakana() -> None:

@@ -70,7 +70,9 @@ _ASKS_NUMBER = re.compile(
     r"to what (value|level))\b"
     r"|"
     + _LIMIT.pattern
-    + r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント)|"
+    + r"|いくつ|いくら|何(人|個|本|回|歳|度|倍|枚|冊|件|通|キロ|メートル|パーセント|"
+    r"校|社|台|匹|頭|羽|杯|軒|階|名|部|点|号|番|歩|隻|か所|箇所|ヶ所|円|ドル|分|秒|週|"
+    r"ヶ月|か月|カ月|時間|日間|年間|種類|行|ページ|語|字|店|局|棟|戸|世帯|カ国|か国|ヵ国|割)|"
     r"多少|幾(個|人|多|次|歲)|几(个|人|次|岁)"
     # French, Spanish, Portuguese, Italian, German, Dutch, Russian
     r"|\b(combien|cu[aá]nt[oa]s?|quant[oaie]s?|wie (viele?|lange?|gro[sß]|hoch|weit|alt|oft|"
