@@ -315,6 +315,10 @@ def test_a_number_question_is_answered_by_the_sentence_that_holds_a_number() -> 
     # "When did …" asks for a date; "When the run starts, what …" does not.
     assert Asks.of("When did Darwin open the nests?").kind == "date"
     assert Asks.of("When the run starts from defectors, what score does it reach?").kind != "date"
+    # ... and so does a question after its condition: "If …, when is it released?"
+    late = Asks.of("If office playtesting goes well, when is Factorio 0.17 meant to be released?")
+    assert late.kind == "date" and late.gives("We will aim to release the week of 25th February.")
+    assert not late.gives("We will push new things into the 0.17 releases.")
     hit = _hit(
         "Darwin opened the nests of the slave-making ant himself, with great care. "
         "He found slaves in all of the nests he opened, fourteen in number. The rest is lost."

@@ -81,9 +81,10 @@ _ASKS_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _ASKS_DATE = re.compile(
-    # "When did …?", not the clause of "When the simulation starts, what …?"
-    r"^\W*(since |until )?when (is|was|were|are|did|does|do|will|would|can|could|has|have|"
-    r"had|should|must|may|might)\b|\b(what year|which year|what date|in which year|what day)\b|"
+    # "When did …?" and "If …, when is …?", not the clause of "When the simulation starts, what …?"
+    r"(^\W*|[,;]\s+)(since |until )?when (is|was|were|are|did|does|do|will|would|can|could|"
+    r"has|have|had|should|must|may|might)\b"
+    r"|\b(what year|which year|what date|in which year|what day)\b|"
     r"何月|何日|何年|いつ|哪年|哪一年|何時|幾時|几时|哪天|哪幾年|哪几年"
     r"|^\W*(¿\s*)?(quand|cu[aá]ndo|quando|wann|wanneer|когда)\b"
     r"|\b(en quelle année|quelle date|jusqu'à quand|en qu[eé] año|qu[eé] fecha|hasta cu[aá]ndo|"
