@@ -101,6 +101,10 @@ def test_gold_units_and_text_matching() -> None:
     assert pageqa.contains_answer(row, quoted) == (True, True)
     assert pageqa.contains_answer(row, quoted.replace("32", "33")) == (False, False)
     assert row_values("Enum: 32 · Type: Static\nA note: here.") == "32 Static\nA note: here."
+    # A typewriter font's quote, read as ’ here and as ' by the set's pdftotext, is one quote.
+    genotype = pdf.model_copy(update={"answer_any": ["'CCDCDCD'"]})
+    assert pageqa.contains_answer(genotype, "for “tit for tat” is ’CCDCDCD’.") == (True, True)
+    assert pageqa.contains_answer(genotype, "for “tit for tat” is CCDCDCD.") == (False, False)
 
 
 @pytest.fixture(scope="module")

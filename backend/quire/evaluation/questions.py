@@ -99,13 +99,22 @@ def _why(exc: Exception) -> str:
     return f"not JSON ({exc})" if isinstance(exc, json.JSONDecodeError) else str(exc)
 
 
+#: Typographic quotes read as straight ones: a set's answer is copied from poppler's text
+#: ("'CCDCDCD'"), which reads a typewriter font's quote as ' where pdfminer reads ’.
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "‛": "'", "′": "'", "“": '"', "”": '"', "„": '"'})
+
+
+def _quotes(text: str) -> str:
+    return text.translate(_QUOTES)
+
+
 def contains_answer(q: Question, text: str) -> tuple[bool, bool]:
     """(exactly, ignoring case): whether ``text`` holds one of the answer strings, as written
     or with its table rows read across without their headers: a set's answer is the row's
     values as the page shows them ("32 TPREL_ADD"), the answer quotes the row with its headers
-    (``Enum: 32 · ELF Reloc Type: TPREL_ADD``)."""
-    bodies = [normalise(text), normalise(row_values(text))]
-    answers = [normalise(a) for a in q.answer_any]
+    (``Enum: 32 · ELF Reloc Type: TPREL_ADD``). Curly and straight quotes count as one."""
+    bodies = [_quotes(normalise(t)) for t in (text, row_values(text))]
+    answers = [_quotes(normalise(a)) for a in q.answer_any]
     exact = any(a in body for a in answers for body in bodies)
     return exact, exact or any(a.lower() in body.lower() for a in answers for body in bodies)
 
