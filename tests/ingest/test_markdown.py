@@ -4,7 +4,8 @@ from pathlib import Path
 
 from quire.config import Settings
 from quire.formats.extract import extract_file
-from quire.formats.markdown import PAGE_CHARS, parse_markdown, parse_text
+from quire.formats.markdown import PAGE_CHARS, parse_markdown, parse_text, tables_as_rows
+from tests.conftest import DOCS
 
 GUIDE = """\
 # Field Guide
@@ -139,3 +140,41 @@ def test_front_matter_gives_the_title_and_is_not_content() -> None:
     # A rule at the top is not front matter, and not a title either.
     doc = parse_markdown("---\n\nJust a rule first.\n")
     assert doc.title == "Just a rule first."
+
+
+def test_a_pipe_table_is_read_as_rows_with_their_headers() -> None:
+    text = """# Runtimes
+
+| Runtime | Notes \\| caveats | Since |
+| :-- | --- | --: |
+| Tokio | default; `tokio::main`[1] | 2016 |
+| smol |  | 2020 |
+
+```text
+| kept | as code |
+|---|---|
+```
+
+- a list's table stays as written:
+  | a | b |
+  |---|---|
+  | 1 | 2 |
+"""
+    pages = parse_markdown(text).pages
+    assert pages[0].text.split("\n")[2:4] == [
+        "Runtime: Tokio · Notes | caveats: default; `tokio::main`[1] · Since: 2016",
+        "Runtime: smol · Since: 2020",  # an empty cell is left out
+    ]
+    assert "| kept | as code |\n|---|---|" in pages[0].text
+    assert "  | a | b |\n  |---|---|\n  | 1 | 2 |" in pages[0].text
+    assert tables_as_rows("a | b, not a table") == "a | b, not a table"
+
+
+def test_a_real_perplexity_tables_row_keeps_its_header_and_citation(tmp_path: Path) -> None:
+    doc = extract_file(
+        DOCS / "perplexity" / "Langflow on SURF Research Cloud Ubuntu VM.md",
+        Settings(data_dir=tmp_path),
+    )
+    text = "\n".join(p.text for p in doc.pages)
+    assert "Issue: Cert fail · Solution: DNS/ports; `docker logs traefik`[2]" in text
+    assert "| Cert fail |" not in text

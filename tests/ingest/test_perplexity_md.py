@@ -157,7 +157,12 @@ def test_builtin_text_is_clean_and_readable(pnw: Extracted) -> None:
         assert "https://" not in page.text  # URLs live in meta, not in the passage text
         assert page.text.startswith(page.meta["query"])
     first = pnw.pages[0].text
-    assert "| Washington | 8,035,700 | 66,455 sq mi | Most populous of the three. [1][2] |" in first
+    # A table is read as rows with their headers, its citations kept.
+    assert (
+        "State: Washington · Population: 8,035,700 · Land area: 66,455 sq mi · "
+        "Notes: Most populous of the three. [1][2]\n"
+    ) in first
+    assert "| Washington |" not in first and "|---" not in first
     assert "## Takeaways" in first
     assert (
         "FGF21" in pnw.pages[3].text and "Methionine, isoleucine, and valine" in pnw.pages[3].text
@@ -196,7 +201,7 @@ def test_exporter_layout_turns_sources_and_metadata(tmp_path: Path) -> None:
         "## Why Tokio",
         "Some people put a rule before a summary.",
         "## Comparison",
-        "| Tokio | default |",
+        "Runtime: Tokio · Notes: default",
         "## not a turn, inside a code block",
         "A setext heading in the answer\n---",
     ):
@@ -260,7 +265,7 @@ def test_sections_of_an_answer_become_heading_paths(pnw: Extracted) -> None:
     paths = [path for path, _, _ in _chunks(pnw.pages[0])]
     assert paths == [q, f"{q} > Population and area", f"{q} > Takeaways"]
     chunk = _chunks(pnw.pages[0])[1][2]
-    assert chunk.startswith("## Population and area") and "Idaho | 1,839,106" in chunk
+    assert chunk.startswith("## Population and area") and "Idaho · Population: 1,839,106" in chunk
     # Every turn: the question alone above its first heading, "question > heading" under it.
     turn3 = _chunks(pnw.pages[2])
     assert [p for p, _, _ in turn3][1:] == [

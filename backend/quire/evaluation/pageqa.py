@@ -77,7 +77,7 @@ log = logging.getLogger(__name__)
 # way in every run (ties by first seen, not by memory address); 13: text turned a quarter (a
 # chart's axis title) read along its letters; 14: a hanging indent goes on with its paragraph;
 # 15: so do a paragraph's lines set a little more than half a line apart (the RISC-V ABI's)
-INDEX_VERSION = 15
+INDEX_VERSION = 16
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"
 

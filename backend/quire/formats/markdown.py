@@ -16,6 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from markdown_it import MarkdownIt
+
+from quire.formats.pdf.rows import row_line
 from quire.formats.types import Extracted
 from quire.storage.records import Page
 from quire.text.split import split_text
@@ -89,6 +92,43 @@ def heading_starts(text: str, skip_lines: int = 0) -> list[tuple[int, int, str]]
     return out
 
 
+_TABLES = MarkdownIt("commonmark").enable("table")
+
+
+def tables_as_rows(text: str) -> str:
+    """``text`` with each pipe table (GitHub's, outside code, lists and quotes) written as a
+    PDF table is read (formats/pdf/rows.py): one line per row, each value with its column's
+    header, ``Issue: Cert fail · Solution: DNS/ports``, so that a quoted row says what its
+    values are and search, highlights and answers read the same lines. markdown-it-py (which
+    rich already brings) finds the tables, so escaped pipes and fences are read as GitHub
+    reads them."""
+    if "|" not in text:
+        return text
+    lines = text.split("\n")
+    tables: list[tuple[int, int, list[list[str]]]] = []
+    rows: list[list[str]] = []
+    start = end = 0
+    level = -1
+    for token in _TABLES.parse(text):
+        if token.type == "table_open" and token.level == 0 and token.map:
+            start, end = token.map
+            level, rows = token.level, []
+        elif level < 0:
+            continue
+        elif token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(" ".join(token.content.split()))
+        elif token.type == "table_close" and token.level == level:
+            tables.append((start, end, rows))
+            level = -1
+    for start, end, (header, *body) in reversed(tables):
+        written = [line for cells in body if (line := row_line(cells, header))]
+        if written:
+            lines[start:end] = written
+    return "\n".join(lines)
+
+
 def _sections(text: str) -> list[tuple[str, str, str]]:
     """(heading path, heading line, body) for each markdown section, in order."""
     lines = text.split("\n")
@@ -156,7 +196,7 @@ def parse_markdown(text: str) -> Extracted:
     fields, text = split_front_matter(text)
     pages: list[Page] = []
     for path, heading, body in _sections(text):
-        for k, piece in enumerate(split_text(body, PAGE_CHARS, 0)):
+        for k, piece in enumerate(split_text(tables_as_rows(body), PAGE_CHARS, 0)):
             # The heading leads the first page of its section so a search for it lands there.
             page_text = f"{heading}\n\n{piece}" if heading and k == 0 else piece
             pages.append(Page(len(pages) + 1, page_text, heading_path=path, source="markdown"))

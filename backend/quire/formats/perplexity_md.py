@@ -43,7 +43,7 @@ from datetime import datetime
 from typing import Any
 
 from quire.formats.detect import is_perplexity_exporter
-from quire.formats.markdown import fenced_lines, heading_starts
+from quire.formats.markdown import fenced_lines, heading_starts, tables_as_rows
 from quire.formats.types import Extracted
 from quire.storage.records import Page
 from quire.storage.web_sources import MARKER
@@ -176,8 +176,10 @@ def _sections(text: str, query: str, query_lines: int) -> list[list[Any]]:
 
 
 def with_structure(page: Page) -> Page:
-    """The turn with its sections and footnote markers found in its text as it now stands
-    (extract_file calls it again after cleaning, which moves offsets)."""
+    """The turn with its pipe tables read as rows (``tables_as_rows``), and its sections and
+    footnote markers found in its text as it now stands (extract_file calls it again after
+    cleaning, which moves offsets). Perplexity, ChatGPT and Claude turns all come here."""
+    page = replace(page, text=tables_as_rows(page.text))
     query = str(page.meta.get("query", ""))
     meta = {**page.meta, "cites": _find_markers(page.text)}
     meta.pop("headings", None)
