@@ -76,7 +76,8 @@ log = logging.getLogger(__name__)
 # descriptions run on for lines (the yellow paper's opcodes); 12: PDF text boxes grouped the same
 # way in every run (ties by first seen, not by memory address); 13: text turned a quarter (a
 # chart's axis title) read along its letters; 14: a hanging indent goes on with its paragraph;
-# 15: so do a paragraph's lines set a little more than half a line apart (the RISC-V ABI's)
+# 15: so do a paragraph's lines set a little more than half a line apart (the RISC-V ABI's);
+# 16: a Markdown pipe table (Perplexity answers included) is read as rows with their headers
 INDEX_VERSION = 16
 SEARCH_LIMIT = 10
 MANIFEST = "manifest.json"

@@ -146,7 +146,9 @@ _KINDS: list[tuple[Kind, re.Pattern[str]]] = [
 ]
 _KANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA = re.compile(r"[\u30a1-\u30fa][\u30a1-\u30ff・]+")
-_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万〇零两兩]")
+#: Chinese and Japanese numerals (figures, full-width included, are ``\d``).
+_NUMERALS = "一二三四五六七八九十百千万〇零两兩"
+_DIGIT = re.compile(rf"\d|[{_NUMERALS}]")
 _YEAR = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}(st|nd|rd|th)? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
     r"Nov|Dec)|\b(January|February|March|April|May|June|July|August|September|October|"
@@ -224,7 +226,6 @@ def _numbers(text: str) -> set[str]:
 # A Chinese or Japanese question names the unit it asks for after 何, 幾, 几 or 多少: 何時 (what
 # hour), 何校 (how many schools), 幾聲 (how many shots), 何月何日.
 _COUNTER = re.compile(r"(?:何|幾|几|多少)([\u4e00-\u9fff\u30a0-\u30ff])")
-_NUMERAL = r"[0-9０-９一二三四五六七八九十百千万萬〇零两兩]"
 
 
 def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
@@ -235,7 +236,7 @@ def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
         return _STATES_DERIVATION if _ASKS_DERIVATION.search(question) else None
     counters = {c for c in _COUNTER.findall(question) if c not in "故処"}
     if kind in ("number", "date") and counters:
-        return re.compile(rf"{_NUMERAL}\s*[{''.join(sorted(counters))}]")
+        return re.compile(rf"(\d|[{_NUMERALS}])\s*[{''.join(sorted(counters))}]")
     if kind != "number":
         return None
     if _LIMIT.search(question):
