@@ -105,23 +105,17 @@ def tables_as_rows(text: str) -> str:
     if "|" not in text:
         return text
     lines = text.split("\n")
-    tables: list[tuple[int, int, list[list[str]]]] = []
-    rows: list[list[str]] = []
-    start = end = 0
-    level = -1
+    tables: list[tuple[int, int, list[list[str]]]] = []  # first line, end, rows of cells
+    inside = False  # in a table at the top level
     for token in _TABLES.parse(text):
-        if token.type == "table_open" and token.level == 0 and token.map:
-            start, end = token.map
-            level, rows = token.level, []
-        elif level < 0:
-            continue
-        elif token.type == "tr_open":
-            rows.append([])
-        elif token.type == "inline" and rows:
-            rows[-1].append(" ".join(token.content.split()))
-        elif token.type == "table_close" and token.level == level:
-            tables.append((start, end, rows))
-            level = -1
+        if token.level == 0:
+            inside = token.type == "table_open" and token.map is not None
+            if inside and token.map:
+                tables.append((token.map[0], token.map[1], []))
+        elif inside and token.type == "tr_open":
+            tables[-1][2].append([])
+        elif inside and token.type == "inline":
+            tables[-1][2][-1].append(" ".join(token.content.split()))
     for start, end, (header, *body) in reversed(tables):
         written = [line for cells in body if (line := row_line(cells, header))]
         if written:

@@ -314,31 +314,32 @@ class Asks:
         # A new number says as much as a sentence's worth of words.
         return min(1.0, sum(NEW_WORDS if w[:1].isdigit() else 1 for w in new) / NEW_WORDS)
 
+    def _as_stated(self, text: str) -> float:
+        """For ``text`` holding a number: 1 when it is said as the question wants it (a bound,
+        a time, 午前三時 for 何時) or any way will do, else ``UNSTATED``."""
+        return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
+
     def gives(self, text: str) -> float:
         """1 when ``text`` holds what the question asks for, beyond the question's own
         numbers and names; 0 when it does not; 0.5 when the question asks for nothing in
         particular."""
         if self.kind == "number":
             if self.unspaced or has_unspaced(text):
-                if not _DIGIT.search(text):
-                    return 0.0
-                return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
+                return self._as_stated(text) if _DIGIT.search(text) else 0.0
             # A date's figures are no answer to "how many" or "what total", nor is the year
             # of a reference or the number of a figure; a measure is written in figures.
             plain = _LABEL.sub(" ", _CITED_YEAR.sub(" ", _FULL_DATE.sub(" ", text)))
             found = figures(plain) if self.measure else _numbers(plain)
             if not found - self.said:
                 return 0.0
-            return 1.0 if not self.stated or self.stated.search(text) else UNSTATED
+            return self._as_stated(text)
         if self.kind == "date":
             # The question's own year ("the calendar for 2017") is not the date it asks for;
             # a whole date in that year is ("2021-05-03" for "invoice FV 1/2021").
             if _FULL_DATE.search(text):
                 return 1.0
             if self.stated and (self.unspaced or has_unspaced(text)):
-                if self.stated.search(text):
-                    return 1.0
-                return UNSTATED if _DIGIT.search(text) else 0.0
+                return self._as_stated(text) if _DIGIT.search(text) else 0.0
             return 1.0 if any(m.group(0) not in self.said for m in _YEAR.finditer(text)) else 0.0
         if self.kind == "name":
             if self.unspaced or has_unspaced(text):
