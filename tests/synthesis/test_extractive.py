@@ -771,3 +771,39 @@ def test_a_page_naming_the_questions_day_counts_it_again_in_the_order(
     assert order() == [2, 1]
     monkeypatch.setattr(ordering, "NAMED", 0.0)
     assert order() == [1, 2]
+
+
+def test_a_number_question_names_its_measure_and_a_year_that_dates_gives_no_number() -> None:
+    clustered = Asks.of("How clustered does the Barabási–Albert graph turn out to be?")
+    assert clustered.kind == "number" and clustered.focus is not None
+    assert clustered.focus.search("the clustering coefficient, C, is 0.037")
+    nests = Asks.of("How many nests did he open?").focus
+    assert nests is not None and nests.search("He opened the nest of a wasp.")
+    slope = Asks.of("What slope does the sand pile's power spectrum have?").focus
+    assert slope is not None and slope.search("The gray line has slope −1.58.")
+    # A size or a time in general, or a number as such, names no measure to look for.
+    for question in ("How long does a sync take?", "What value does it settle around?"):
+        assert Asks.of(question).focus is None, question
+    assert Asks.of("Who proposed the model?").focus is None
+    # A year that dates what the sentence tells is no number given; a count of that size is.
+    assert clustered.gives("In 1999 Barabási and Albert published a paper.") == 0.0
+    assert clustered.gives("Since 2005 the network has grown.") == 0.0
+    assert clustered.gives("The network has 1999 nodes.") == 1.0
+
+
+def test_a_number_question_is_answered_by_the_number_of_the_measure_it_names() -> None:
+    """A number beside the measure asked ("the clustering coefficient … is 0.037" for "how
+    clustered") leads, not a number of something else nearer the question's words, nor the
+    year the sentence is dated by."""
+    page = (
+        "In 1999 Barabási and Albert published their graph model of real networks. "
+        "The Barabási–Albert graph of the Facebook data turns out to have an average degree "
+        "of 43.8. On the other hand, its clustering coefficient, C, is 0.037."
+    )
+    question = (
+        "When the book compares the Facebook network with the models, how clustered does the "
+        "Barabási–Albert graph turn out to be?"
+    )
+    ranked = extractive.score_sentences(question, [_hit(page)], None)
+    assert ranked[0].text == "On the other hand, its clustering coefficient, C, is 0.037."
+    assert extractive.select(question, [_hit(page)], None)[0].text == ranked[0].text

@@ -52,6 +52,11 @@ _STATES_DURATION = re.compile(
     r"seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?)\b",
     re.I,
 )
+#: What a number question may ask the measure of ("what similarity threshold", "what slope").
+_MEASURES = (
+    "percentage|share|size|length|rate|threshold|amount|total|fraction|limit|ratio|proportion|"
+    "price|cost|fee|slope|weight|speed|capacity|count|age"
+)
 _ASKS_NUMBER = re.compile(
     r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall|"
     r"clustered|steep|heavy|quickly|soon|frequently|long after|soon after)|"
@@ -62,8 +67,7 @@ _ASKS_NUMBER = re.compile(
     # "what similarity threshold", "what average shortest path length": a measure with up to
     # three words before it, none a verb or an article ("in what unit is the amount")
     r"what ((?!(is|are|was|were|does|do|did|has|have|the|an?|of|in|on|for|to)\b)[\w-]+ ){1,3}"
-    r"(percentage|share|size|length|rate|threshold|amount|total|fraction|limit|"
-    r"ratio|proportion|price|cost|fee|slope|weight|speed|capacity|count|age)|"
+    rf"({_MEASURES})|"
     r"up to what|by how|"
     # "How are control and status registers numbered in DWARF?": by numbers
     r"how (is|are|was|were) [^?]{1,80} numbered|"
@@ -168,6 +172,23 @@ _CITED_YEAR = re.compile(
     r"[(\[][A-Z][^()\[\]\d]{0,60}\b(1[5-9]|20)\d\d[a-z]?\b[^()\[\]]{0,80}[)\]]"
     r"|\b[A-Z][\w’'-]+( et al\.?)? [(\[](1[5-9]|20)\d\d[a-z]?[)\]]"
 )
+# A year that dates what a sentence tells ("In 1999 Barabási and Albert published …", "since
+# 2005"): a date, no answer to "how many" or "how clustered".
+_DATED_YEAR = re.compile(
+    r"\b(in|since|by|until|till|from|after|before|during)\s+(1[5-9]|20)\d\d\b", re.I
+)
+# The measure a number question names, to find beside its number: "how clustered" (the
+# clustering coefficient), "how many nests", "what slope".
+_FOCUS = re.compile(
+    r"\bhow (?:many|much) ([a-z][\w-]+)|\bhow ([a-z]+)\b"
+    rf"|\bwhat (?:[a-z-]+ ){{0,2}}?({_MEASURES}|exponent|coefficient|probability)\b",
+    re.I,
+)
+# ... not when it names a size or a time in general, or a number as such.
+_NO_FOCUS = frozenset(
+    "long large big fast far old often high wide deep tall heavy quickly soon frequently "
+    "strictly much many value values number numbers amount total count".split()
+)
 # A number asked as a measure (a threshold, a rate, a share): written in figures, so a count
 # in words ("two articles") is not one.
 _MEASURE = re.compile(
@@ -246,6 +267,17 @@ def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
     return None
 
 
+def _focus(question: str) -> re.Pattern[str] | None:
+    """The measure a number question names, as the start of the word a text names it by
+    ("how clustered": "clustering coefficient"; "how many nests": "nest"), or None."""
+    for m in _FOCUS.finditer(question):
+        word = next((g for g in m.groups() if g), "").lower()
+        if len(word) > 3 and word not in _NO_FOCUS:
+            singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+            return re.compile(rf"\b{re.escape(singular[:SAME_PREFIX])}", re.I)
+    return None
+
+
 def _prefix(word: str) -> str:
     return word if word[:1].isdigit() else word[:SAME_PREFIX]
 
@@ -269,6 +301,8 @@ class Asks:
     stated: re.Pattern[str] | None = None
     #: Asked for a measure (a threshold, a rate): only figures give it.
     measure: bool = False
+    #: The measure a number question names ("how clustered": "clust"), as a text names it.
+    focus: re.Pattern[str] | None = None
 
     @classmethod
     def of(cls, question: str) -> Asks:
@@ -292,6 +326,7 @@ class Asks:
             unspaced=has_unspaced(question),
             stated=_stated(question, kind),
             measure=kind == "number" and bool(_MEASURE.search(question)),
+            focus=_focus(question) if kind == "number" else None,
         )
 
     def new_words(self, text: str) -> list[str]:
@@ -328,7 +363,8 @@ class Asks:
                 return self._as_stated(text) if _DIGIT.search(text) else 0.0
             # A date's figures are no answer to "how many" or "what total", nor is the year
             # of a reference or the number of a figure; a measure is written in figures.
-            plain = _LABEL.sub(" ", _CITED_YEAR.sub(" ", _FULL_DATE.sub(" ", text)))
+            plain = _FULL_DATE.sub(" ", text)
+            plain = _LABEL.sub(" ", _CITED_YEAR.sub(" ", _DATED_YEAR.sub(" ", plain)))
             found = figures(plain) if self.measure else _numbers(plain)
             if not found - self.said:
                 return 0.0

@@ -13,7 +13,8 @@ The units quoted are sentences, and the rows of tables (``Model: BA graph · Clu
   whole;
 - whether it gives what the question asks for beyond the question's own words: a number for
   "how many / what value", a date for "when", a name for "who / which city", a definition,
-  a list (synthesis/asks.py);
+  a list (synthesis/asks.py); for a number, whether it names the measure asked too ("how
+  clustered": "the clustering coefficient, C, is 0.037");
 - how much it says beyond the question's words: a sentence made only of them (a heading, a
   restatement) never leads the answer;
 - its cosine to the question, for the likeliest units (MiniLM compares sentences well);
@@ -70,6 +71,7 @@ WEIGHTS = {
     "novelty": 0.10,
     "prior": 0.20,
     "lookup": 0.10,
+    "focus": 0.15,
 }
 #: The share of a neighbour's match a unit inherits: the sentence after the one that matches
 #: the question often answers it; the one before, less often.
@@ -283,6 +285,10 @@ def score_sentences(
         dtype=np.float32,
     )
     novelty = np.array([asks.novelty(s.text) for s in pool], dtype=np.float32)
+    # A unit that gives the number asked and names the measure asked for ("the clustering
+    # coefficient, C, is 0.037" for "how clustered …?"): its number is likelier that measure.
+    # A table row names its measures in its headers, and is looked up by its key instead.
+    focus = np.array([_names_focus(asks, s.text) and gives[k] > 0 for k, s in enumerate(pool)])
     about_references = bool(_ASKS_REFERENCES.search(question))
     in_references = [not about_references and bool(_REFERENCE_LIST.search(h)) for h in headings]
     cos = np.zeros(len(pool), dtype=np.float32)
@@ -307,6 +313,7 @@ def score_sentences(
             + WEIGHTS["novelty"] * s.novelty
             + WEIGHTS["prior"] * float(prior[k])
             + WEIGHTS["lookup"] * float(lookup[k])
+            + WEIGHTS["focus"] * float(focus[k])
         )
         if not s.complete:
             s.score *= FRAGMENT_FACTOR
@@ -352,6 +359,13 @@ def _looks_up(patterns: Sequence[re.Pattern[str]], text: str) -> float:
             for j in range(len(cells))
             if j != i
         )
+    )
+
+
+def _names_focus(asks: Asks, text: str) -> bool:
+    """Whether ``text``, not a table row, names the measure a number question asks for."""
+    return (
+        asks.focus is not None and not TABLE_ROW.fullmatch(text) and bool(asks.focus.search(text))
     )
 
 
