@@ -785,6 +785,8 @@ def test_a_number_question_names_its_measure_and_a_year_that_dates_gives_no_numb
     for question in ("How long does a sync take?", "What value does it settle around?"):
         assert Asks.of(question).focus is None, question
     assert Asks.of("Who proposed the model?").focus is None
+    # Nor does a verb after "how" elsewhere in a number question.
+    assert Asks.of("How does the model grow, and what value does it reach?").focus is None
     # A year that dates what the sentence tells is no number given; a count of that size is.
     assert clustered.gives("In 1999 Barabási and Albert published a paper.") == 0.0
     assert clustered.gives("Since 2005 the network has grown.") == 0.0

@@ -272,7 +272,7 @@ def _focus(question: str) -> re.Pattern[str] | None:
     ("how clustered": "clustering coefficient"; "how many nests": "nest"), or None."""
     for m in _FOCUS.finditer(question):
         word = next((g for g in m.groups() if g), "").lower()
-        if len(word) > 3 and word not in _NO_FOCUS:
+        if len(word) > 3 and word not in _NO_FOCUS and not is_stopword(word):
             singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
             return re.compile(rf"\b{re.escape(singular[:SAME_PREFIX])}", re.I)
     return None
