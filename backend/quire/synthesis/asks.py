@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from quire.retrieval import lexical
+from quire.retrieval.highlight import highlight_patterns
 from quire.text.numbers import counts_in, figures
 from quire.text.segment import has_unspaced
 from quire.text.stopwords import is_stopword
@@ -257,7 +258,7 @@ def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
         return _STATES_DERIVATION if _ASKS_DERIVATION.search(question) else None
     counters = {c for c in _COUNTER.findall(question) if c not in "故処"}
     if kind in ("number", "date") and counters:
-        return re.compile(rf"(\d|[{_NUMERALS}])\s*[{''.join(sorted(counters))}]")
+        return re.compile(rf"(?:{_DIGIT.pattern})\s*[{''.join(sorted(counters))}]")
     if kind != "number":
         return None
     if _LIMIT.search(question):
@@ -268,13 +269,13 @@ def _stated(question: str, kind: Kind) -> re.Pattern[str] | None:
 
 
 def _focus(question: str) -> re.Pattern[str] | None:
-    """The measure a number question names, as the start of the word a text names it by
-    ("how clustered": "clustering coefficient"; "how many nests": "nest"), or None."""
+    """The measure a number question names, matched in a text as the answer's query terms are
+    (by its stem: "how clustered": "clustering coefficient"; "how many nests": "nest"), or
+    None."""
     for m in _FOCUS.finditer(question):
         word = next((g for g in m.groups() if g), "").lower()
         if len(word) > 3 and word not in _NO_FOCUS and not is_stopword(word):
-            singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-            return re.compile(rf"\b{re.escape(singular[:SAME_PREFIX])}", re.I)
+            return next(iter(highlight_patterns([word], [], inner=True)), None)
     return None
 
 
