@@ -58,9 +58,13 @@ _MEASURES = (
     "percentage|share|size|length|rate|threshold|amount|total|fraction|limit|ratio|proportion|"
     "price|cost|fee|slope|weight|speed|capacity|count|age"
 )
+#: "How ..." asking a size, a time or a number in general, naming no measure of its own.
+_HOW_IN_GENERAL = (
+    "many much long large big fast far old often high wide deep strictly tall heavy quickly "
+    "soon frequently"
+).split()
 _ASKS_NUMBER = re.compile(
-    r"\b(how (many|much|long|large|big|fast|far|old|often|high|wide|deep|strictly|tall|"
-    r"clustered|steep|heavy|quickly|soon|frequently|long after|soon after)|"
+    rf"\b(how ({'|'.join(_HOW_IN_GENERAL)}|clustered|steep|long after|soon after)|"
     r"what (value|number|percentage|share|size|length|rate|threshold|amount|total|"
     r"fraction|limit|default|ratio|proportion|price|cost|fee|byte|opcode|code|slope|"
     r"block number|weight|speed|capacity|count|age)|"
@@ -186,10 +190,7 @@ _FOCUS = re.compile(
     re.I,
 )
 # ... not when it names a size or a time in general, or a number as such.
-_NO_FOCUS = frozenset(
-    "long large big fast far old often high wide deep tall heavy quickly soon frequently "
-    "strictly much many value values number numbers amount total count".split()
-)
+_NO_FOCUS = frozenset(_HOW_IN_GENERAL + "value values number numbers amount total count".split())
 # A number asked as a measure (a threshold, a rate, a share): written in figures, so a count
 # in words ("two articles") is not one.
 _MEASURE = re.compile(

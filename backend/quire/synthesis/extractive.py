@@ -288,7 +288,7 @@ def score_sentences(
     # A unit that gives the number asked and names the measure asked for ("the clustering
     # coefficient, C, is 0.037" for "how clustered …?"): its number is likelier that measure.
     # A table row names its measures in its headers, and is looked up by its key instead.
-    focus = np.array([_names_focus(asks, s.text) and gives[k] > 0 for k, s in enumerate(pool)])
+    focus = np.array([gives[k] > 0 and _names_focus(asks, s.text) for k, s in enumerate(pool)])
     about_references = bool(_ASKS_REFERENCES.search(question))
     in_references = [not about_references and bool(_REFERENCE_LIST.search(h)) for h in headings]
     cos = np.zeros(len(pool), dtype=np.float32)
